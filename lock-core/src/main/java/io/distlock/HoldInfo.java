@@ -1,0 +1,23 @@
+package io.distlock;
+
+import java.time.Instant;
+
+/**
+ * A snapshot of one hold of this client, for diagnostics.
+ *
+ * @param lockName the lock's name
+ * @param ownerId the owner id (client id and thread id)
+ * @param threadName the owning thread's name at acquisition
+ * @param holdCount reentrant acquisitions not yet released
+ * @param fencingToken the hold's fencing token
+ * @param since when the hold was first acquired
+ * @param watchdog whether the watchdog renews it
+ * @param lost whether the hold is known to be lost
+ * @param origin the code that acquired it (e.g. {@code OrderService.ship(Order)}), or {@code null}
+ * @param renewals how many times the watchdog has renewed it
+ * @param logicalName the logical name the acquiring code gave (e.g. the annotation's {@code name}),
+ * or {@code null}
+ */
+public record HoldInfo(String lockName, String ownerId, String threadName, int holdCount, long fencingToken,
+		Instant since, boolean watchdog, boolean lost, String origin, long renewals, String logicalName) {
+}

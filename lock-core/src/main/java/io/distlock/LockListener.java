@@ -1,0 +1,26 @@
+package io.distlock;
+
+/**
+ * Told about events of a registry's holds. Called from the registry's watchdog thread or from the
+ * owning thread; implementations must be quick and must not block.
+ */
+@FunctionalInterface
+public interface LockListener {
+
+	/**
+	 * A hold was lost while its owner still held it: the critical section may no longer be
+	 * exclusive. Typical reactions: abort the work, or rely on the fencing token being rejected.
+	 * @param lost what was lost and why
+	 */
+	void holdLost(LostHold lost);
+
+	/**
+	 * The watchdog could not reach the backend to renew these holds. They are not lost yet: the
+	 * watchdog retries at its next tick, and reports them lost only once their lease has run out.
+	 * @param lockNames the locks it tried to renew
+	 * @param cause what the backend said
+	 */
+	default void renewalFailed(java.util.List<String> lockNames, Throwable cause) {
+	}
+
+}

@@ -1,0 +1,85 @@
+package io.distlock.annotation;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Inherited;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Runs the annotated method only while holding a distributed lock.
+ *
+ * <pre>{@code
+ * @DistributedLock(key = "'order:' + #order.id", waitTime = "2s")
+ * public void ship(Order order) { ... }
+ * }</pre>
+ *
+ * <p>Works on public methods of Spring beans, on interfaces and classes (every public method), and
+ * as a meta-annotation. Like {@code @Transactional} it works through a proxy: a call from one
+ * method of a bean to another method of the same bean ({@code this.other()}) is not intercepted.
+ * The lock is taken before, and released after, any {@code @Transactional} boundary of the same
+ * method; inside an already running transaction the release waits for its completion.
+ */
+@Target({ ElementType.METHOD, ElementType.TYPE, ElementType.ANNOTATION_TYPE })
+@Retention(RetentionPolicy.RUNTIME)
+@Inherited
+@Documented
+public @interface DistributedLock {
+
+	/**
+	 * SpEL expressions for the lock keys, evaluated against the call: arguments by name
+	 * ({@code #order}) or position ({@code #p0}, {@code #a0}), {@code #root.method},
+	 * {@code #root.target}, {@code #root.args}, and beans ({@code @pricing}). A quoted string is a
+	 * constant key. With several keys, all are acquired (in a fixed global order, so opposite
+	 * argument orders cannot deadlock) or none. Empty: one lock for the method.
+	 * @return the key expressions
+	 */
+	String[] key() default {};
+
+	/**
+	 * The logical name of the lock, prefixed to every key ({@code name + ":" + key}) and used in
+	 * logs and metrics. Empty: keys are used as they are; with no key either, the name is
+	 * {@code SimpleClassName.method}.
+	 * @return the name
+	 */
+	String name() default "";
+
+	/**
+	 * How long to wait for the lock: {@code "500ms"}, {@code "2s"}, {@code "1m"}, ISO-8601
+	 * ({@code "PT2S"}) or a placeholder ({@code "${orders.lock-wait}"}). Empty: the
+	 * {@code distlock.wait-time} property.
+	 * @return the wait time text
+	 */
+	String waitTime() default "";
+
+	/**
+	 * How long the lock is held at most, in the same forms as {@link #waitTime()}. Empty: the
+	 * {@code distlock.lease-time} property, or if that is unset the watchdog keeps the lock until the
+	 * method returns.
+	 * @return the lease time text
+	 */
+	String leaseTime() default "";
+
+	/**
+	 * What happens when the lock is not acquired in time.
+	 * @return the policy
+	 */
+	OnLockFailure onFailure() default OnLockFailure.THROW;
+
+	/**
+	 * With {@link OnLockFailure#SKIP}: a SpEL expression (same variables as {@link #key()}) for the
+	 * value to return instead of running the method. Empty: {@code null}, or zero/false for
+	 * primitive return types.
+	 * @return the fallback expression
+	 */
+	String fallback() default "";
+
+	/**
+	 * The name of a {@link LockFailureHandler} bean to call when the lock is not acquired; its
+	 * result is returned instead of running the method. Takes precedence over {@link #onFailure()}.
+	 * @return the bean name, or empty
+	 */
+	String failureHandler() default "";
+
+}

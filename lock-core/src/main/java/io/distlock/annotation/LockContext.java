@@ -1,0 +1,90 @@
+package io.distlock.annotation;
+
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.Map;
+
+/**
+ * What a running {@link DistributedLock} method can ask about its locks, chiefly the fencing token to
+ * hand to the resource it protects:
+ *
+ * <pre>{@code
+ * @DistributedLock(key = "'stock:' + #sku")
+ * public void sell(String sku) {
+ *     stockStore.decrement(sku, LockContext.fencingToken());
+ * }
+ * }</pre>
+ */
+public final class LockContext {
+
+	private static final ThreadLocal<Deque<Map<String, Long>>> FRAMES = ThreadLocal.withInitial(ArrayDeque::new);
+
+	private LockContext() {
+	}
+
+	/**
+	 * The fencing token of the innermost running {@code @DistributedLock} method's lock.
+	 * @return the token
+	 * @throws IllegalStateException if no such method is running on this thread, or it holds
+	 * several locks (use {@link #fencingToken(String)})
+	 */
+	public static long fencingToken() {
+		Map<String, Long> frame = FRAMES.get().peek();
+		if (frame == null) {
+			throw new IllegalStateException("No @DistributedLock method is running on this thread");
+		}
+		if (frame.size() != 1) {
+			throw new IllegalStateException("The running @DistributedLock method holds locks " + frame.keySet()
+					+ "; ask for one by name with LockContext.fencingToken(lockName)");
+		}
+		return fencingToken(frame.keySet().iterator().next());
+	}
+
+	/**
+	 * The fencing token of one lock of the innermost running {@code @DistributedLock} method.
+	 * @param lockName the lock's full name (name prefix and key)
+	 * @return the token
+	 * @throws IllegalStateException if that method holds no lock of that name
+	 */
+	public static long fencingToken(String lockName) {
+		Map<String, Long> frame = FRAMES.get().peek();
+		if (frame != null && frame.containsKey(lockName) && frame.get(lockName) == null) {
+			throw new IllegalStateException("Lock '" + lockName + "' has no fencing token: its backend (Redlock) "
+					+ "cannot issue tokens that are guaranteed to grow");
+		}
+		Long token = (frame != null) ? frame.get(lockName) : null;
+		if (token == null) {
+			throw new IllegalStateException("The running @DistributedLock method holds no lock '" + lockName + "'"
+					+ ((frame != null) ? "; it holds " + frame.keySet() : ""));
+		}
+		return token;
+	}
+
+	/**
+	 * The names of the locks the innermost running {@code @DistributedLock} method holds, in the
+	 * order they were acquired.
+	 * @return the lock names; empty if no such method is running on this thread
+	 */
+	public static java.util.Set<String> lockNames() {
+		Map<String, Long> frame = FRAMES.get().peek();
+		return (frame != null) ? java.util.Collections.unmodifiableSet(frame.keySet()) : java.util.Set.of();
+	}
+
+	/**
+	 * Enters a method's lock frame; for the interceptor.
+	 * @param tokens lock name to fencing token ({@code null} where the backend offers none)
+	 */
+	public static void push(Map<String, Long> tokens) {
+		FRAMES.get().push(tokens);
+	}
+
+	/** Leaves the innermost frame; for the interceptor. */
+	public static void pop() {
+		Deque<Map<String, Long>> frames = FRAMES.get();
+		frames.pop();
+		if (frames.isEmpty()) {
+			FRAMES.remove();
+		}
+	}
+
+}

@@ -1,0 +1,283 @@
+package io.distlock.aop;
+
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.expression.EvaluationContext;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+import org.springframework.util.ClassUtils;
+
+import io.distlock.DistLock;
+import io.distlock.LockAcquisitionException;
+import io.distlock.LockBackendException;
+import io.distlock.LockOrigin;
+import io.distlock.LockRegistry;
+import io.distlock.annotation.LockContext;
+import io.distlock.annotation.LockFailure;
+import io.distlock.annotation.LockFailureHandler;
+
+/**
+ * Runs a {@code @DistributedLock} method under its locks: evaluates the keys, acquires every lock
+ * (all or nothing, in sorted order) within one shared wait budget, runs the method, and releases in
+ * reverse order, after the surrounding transaction if one is active.
+ */
+public final class DistributedLockInterceptor implements MethodInterceptor {
+
+	private static final Logger log = LoggerFactory.getLogger(DistributedLockInterceptor.class);
+
+	private static final boolean TX_PRESENT = ClassUtils.isPresent(
+			"org.springframework.transaction.support.TransactionSynchronizationManager",
+			DistributedLockInterceptor.class.getClassLoader());
+
+	private final LockAttributeSource attributes;
+
+	private final LockKeyEvaluator keys;
+
+	private final ObjectProvider<LockRegistry> registry;
+
+	private final Supplier<LockDefaults> defaults;
+
+	private final BeanFactory beanFactory;
+
+	private final Supplier<List<DistributedLockObserver>> observers;
+
+	/**
+	 * @param attributes where the methods' annotations are parsed
+	 * @param registry the lock registry, looked up at the first call so the interceptor can exist
+	 * before the connection beans
+	 * @param defaults what the annotation leaves unsaid, asked at the first call
+	 * @param beanFactory for {@code @bean} references and failure handler beans
+	 */
+	public DistributedLockInterceptor(LockAttributeSource attributes, ObjectProvider<LockRegistry> registry,
+			Supplier<LockDefaults> defaults, BeanFactory beanFactory) {
+		this(attributes, registry, defaults, beanFactory, List::of);
+	}
+
+	/**
+	 * @param attributes where the methods' annotations are parsed
+	 * @param registry the lock registry, looked up at the first call
+	 * @param defaults what the annotation leaves unsaid, asked at the first call
+	 * @param beanFactory for {@code @bean} references and failure handler beans
+	 * @param observers told about acquisitions and releases (metrics), asked at the first call
+	 */
+	public DistributedLockInterceptor(LockAttributeSource attributes, ObjectProvider<LockRegistry> registry,
+			Supplier<LockDefaults> defaults, BeanFactory beanFactory, Supplier<List<DistributedLockObserver>> observers) {
+		this.attributes = attributes;
+		this.keys = new LockKeyEvaluator(beanFactory);
+		this.registry = registry;
+		this.defaults = defaults;
+		this.beanFactory = beanFactory;
+		this.observers = observers;
+	}
+
+	@Override
+	public Object invoke(MethodInvocation invocation) throws Throwable {
+		Object target = invocation.getThis();
+		Class<?> targetClass = (target != null) ? AopUtils.getTargetClass(target) : null;
+		LockAttribute attribute = this.attributes.find(invocation.getMethod(), targetClass).orElse(null);
+		if (attribute == null) {
+			return invocation.proceed();
+		}
+		Method method = attribute.method();
+		Object[] arguments = invocation.getArguments();
+		EvaluationContext context = this.keys.context(method, target, arguments);
+		List<String> names = this.keys.lockNames(attribute, context);
+		LockDefaults defaults = this.defaults.get();
+		Duration wait = (attribute.waitTime() != null) ? attribute.waitTime() : defaults.waitTime();
+		Duration lease = (attribute.leaseTime() != null) ? attribute.leaseTime() : defaults.leaseTime();
+
+		LockRegistry locks = this.registry.getIfAvailable();
+		if (locks == null) {
+			throw new IllegalStateException("@DistributedLock " + attribute.description()
+					+ " needs a LockRegistry bean and there is none; the method was not run. Configure Redis "
+					+ "(spring.data.redis.*) or declare a LockRegistry bean.");
+		}
+		List<DistLock> held = new ArrayList<>(names.size());
+		long start = System.nanoTime();
+		Throwable cause = LockOrigin.during(attribute.metricName(), attribute.description(),
+				() -> acquireAll(locks, names, wait, lease, held, start));
+		Duration waited = Duration.ofNanos(System.nanoTime() - start);
+		if (held.size() < names.size()) {
+			releaseQuietly(held);
+			observe(observer -> observer.acquisition(attribute.metricName(),
+					(cause == null) ? DistributedLockObserver.Outcome.TIMED_OUT : DistributedLockObserver.Outcome.FAILED,
+					waited));
+			return onFailure(attribute, new LockFailure(names, method, target, arguments, waited, cause), context);
+		}
+		observe(observer -> observer.acquisition(attribute.metricName(), DistributedLockObserver.Outcome.ACQUIRED, waited));
+		long acquiredAt = System.nanoTime();
+
+		Map<String, Long> tokens = new LinkedHashMap<>();
+		for (DistLock lock : held) {
+			try {
+				tokens.put(lock.getName(), lock.getFencingToken());
+			}
+			catch (UnsupportedOperationException noTokens) {
+				// A backend without sound tokens (Redlock): LockContext says so when asked.
+				tokens.put(lock.getName(), null);
+			}
+		}
+		LockContext.push(tokens);
+		Throwable failure = null;
+		try {
+			return invocation.proceed();
+		}
+		catch (Throwable ex) {
+			failure = ex;
+			throw ex;
+		}
+		finally {
+			LockContext.pop();
+			releaseAfterTransaction(held, failure, attribute.metricName(), acquiredAt);
+		}
+	}
+
+	/**
+	 * Takes the locks in order within one wait budget, adding each to {@code held}.
+	 * @return why it stopped short (backend failure, interrupt), or {@code null}
+	 */
+	private static Throwable acquireAll(LockRegistry locks, List<String> names, Duration wait, Duration lease,
+			List<DistLock> held, long start) {
+		try {
+			for (String name : names) {
+				DistLock lock = locks.getLock(name);
+				Duration left = wait.minusNanos(System.nanoTime() - start);
+				if (!lock.tryLock(left.isNegative() ? Duration.ZERO : left, lease)) {
+					return null;
+				}
+				held.add(lock);
+			}
+			return null;
+		}
+		catch (LockBackendException ex) {
+			return ex;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return ex;
+		}
+	}
+
+	private void observe(java.util.function.Consumer<DistributedLockObserver> event) {
+		for (DistributedLockObserver observer : this.observers.get()) {
+			try {
+				event.accept(observer);
+			}
+			catch (RuntimeException ex) {
+				log.warn("DistributedLockObserver {} failed", observer, ex);
+			}
+		}
+	}
+
+	private Object onFailure(LockAttribute attribute, LockFailure failure, EvaluationContext context) throws Throwable {
+		log.debug("@DistributedLock {} did not get {} within {} ms", attribute.description(), failure.lockNames(),
+				failure.waited().toMillis());
+		if (!attribute.failureHandler().isEmpty()) {
+			return this.beanFactory.getBean(attribute.failureHandler(), LockFailureHandler.class).handle(failure);
+		}
+		return switch (attribute.onFailure()) {
+			case THROW -> throw new LockAcquisitionException(failure.lockNames(), failure.method(), failure.waited(),
+					failure.cause());
+			case SKIP -> skipValue(attribute, context);
+		};
+	}
+
+	private static Object skipValue(LockAttribute attribute, EvaluationContext context) {
+		Class<?> returnType = attribute.method().getReturnType();
+		if (attribute.fallback() != null) {
+			return attribute.fallback().getValue(context, ClassUtils.resolvePrimitiveIfNecessary(returnType));
+		}
+		if (returnType == boolean.class) {
+			return false;
+		}
+		if (returnType == char.class) {
+			return '\0';
+		}
+		if (returnType.isPrimitive() && returnType != void.class) {
+			return org.springframework.core.convert.support.DefaultConversionService.getSharedInstance()
+				.convert(0, ClassUtils.resolvePrimitiveIfNecessary(returnType));
+		}
+		return null;
+	}
+
+	/**
+	 * Inside a running transaction the locks must outlive it: the next holder must see its commit.
+	 */
+	private void releaseAfterTransaction(List<DistLock> held, Throwable failure, String metricName, long acquiredAt) {
+		if (TX_PRESENT && TransactionSynchronizationManager.isSynchronizationActive()) {
+			TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+				@Override
+				public void afterCompletion(int status) {
+					releaseQuietly(held);
+					observeRelease(metricName, acquiredAt);
+				}
+			});
+			return;
+		}
+		try {
+			release(held, failure);
+		}
+		finally {
+			observeRelease(metricName, acquiredAt);
+		}
+	}
+
+	private void observeRelease(String metricName, long acquiredAt) {
+		Duration heldFor = Duration.ofNanos(System.nanoTime() - acquiredAt);
+		observe(observer -> observer.released(metricName, heldFor));
+	}
+
+	/**
+	 * Releases in reverse order. A lost hold is reported to the caller (the method's exclusivity is
+	 * in doubt), added to the method's own exception if it threw.
+	 */
+	private static void release(List<DistLock> held, Throwable failure) {
+		RuntimeException releaseFailure = null;
+		for (int i = held.size() - 1; i >= 0; i--) {
+			try {
+				held.get(i).unlock();
+			}
+			catch (RuntimeException ex) {
+				if (releaseFailure == null) {
+					releaseFailure = ex;
+				}
+				else {
+					releaseFailure.addSuppressed(ex);
+				}
+			}
+		}
+		if (releaseFailure != null) {
+			if (failure != null) {
+				failure.addSuppressed(releaseFailure);
+			}
+			else {
+				throw releaseFailure;
+			}
+		}
+	}
+
+	private static void releaseQuietly(List<DistLock> held) {
+		for (int i = held.size() - 1; i >= 0; i--) {
+			try {
+				held.get(i).unlock();
+			}
+			catch (RuntimeException ex) {
+				log.warn("Could not release lock '{}': {}", held.get(i).getName(), ex.toString());
+			}
+		}
+	}
+
+}

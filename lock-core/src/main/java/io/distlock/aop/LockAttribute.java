@@ -1,0 +1,35 @@
+package io.distlock.aop;
+
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.List;
+
+import org.springframework.expression.Expression;
+
+import io.distlock.annotation.OnLockFailure;
+
+/**
+ * One method's {@code @DistributedLock}, parsed once: compiled key expressions and resolved
+ * durations.
+ *
+ * @param method the annotated method (most specific)
+ * @param description {@code Class.method(Args)} for messages
+ * @param name the name prefix, or empty
+ * @param keys the parsed key expressions, empty for a method-wide lock
+ * @param keyTexts the key expressions as written
+ * @param waitTime the wait, or {@code null} for the configured default
+ * @param leaseTime the lease, or {@code null} for the configured default
+ * @param onFailure the failure policy
+ * @param fallback the SKIP fallback expression, or {@code null}
+ * @param failureHandler the failure handler bean name, or empty
+ */
+record LockAttribute(Method method, String description, String name, List<Expression> keys, List<String> keyTexts,
+		Duration waitTime, Duration leaseTime, OnLockFailure onFailure, Expression fallback, String failureHandler) {
+
+	/** @return the name metrics use: the annotation's name, else {@code SimpleClassName.method}, never a key */
+	String metricName() {
+		return this.name.isEmpty() ? this.method.getDeclaringClass().getSimpleName() + "." + this.method.getName()
+				: this.name;
+	}
+
+}

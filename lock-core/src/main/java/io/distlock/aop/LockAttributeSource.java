@@ -1,0 +1,151 @@
+package io.distlock.aop;
+
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
+
+import org.springframework.aop.support.AopUtils;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.config.ConfigurableBeanFactory;
+import org.springframework.core.MethodClassKey;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.expression.Expression;
+import org.springframework.expression.ExpressionParser;
+import org.springframework.expression.ParseException;
+import org.springframework.expression.spel.SpelCompilerMode;
+import org.springframework.expression.spel.SpelParserConfiguration;
+import org.springframework.expression.spel.standard.SpelExpressionParser;
+
+import io.distlock.annotation.DistributedLock;
+
+/**
+ * Finds the {@link DistributedLock} that applies to a method (on the method, an interface or
+ * superclass method, the class or an interface, directly or as a meta-annotation) and parses it
+ * once. Invalid expressions or durations fail when the bean is proxied, that is at start-up, with a
+ * message naming the method.
+ */
+public final class LockAttributeSource {
+
+	private static final LockAttribute NONE = new LockAttribute(null, "", "", List.of(), List.of(), null, null, null,
+			null, "");
+
+	private final Map<MethodClassKey, LockAttribute> cache = new ConcurrentHashMap<>(256);
+
+	private final ExpressionParser parser = new SpelExpressionParser(
+			new SpelParserConfiguration(SpelCompilerMode.MIXED, LockAttributeSource.class.getClassLoader()));
+
+	private final BeanFactory beanFactory;
+
+	/**
+	 * @param beanFactory resolves {@code ${...}} placeholders and checks failure handler beans; may be
+	 * {@code null} outside a container
+	 */
+	public LockAttributeSource(BeanFactory beanFactory) {
+		this.beanFactory = beanFactory;
+	}
+
+	/**
+	 * @param method the invoked method
+	 * @param targetClass the target's class, or {@code null}
+	 * @return the parsed attribute, or empty if the method is not locked
+	 * @throws InvalidLockAnnotationException if the annotation is invalid
+	 */
+	public Optional<LockAttribute> find(Method method, Class<?> targetClass) {
+		LockAttribute attribute = this.cache.computeIfAbsent(new MethodClassKey(method, targetClass),
+				key -> parse(method, targetClass));
+		return (attribute == NONE) ? Optional.empty() : Optional.of(attribute);
+	}
+
+	private LockAttribute parse(Method method, Class<?> targetClass) {
+		if (method.getDeclaringClass() == Object.class) {
+			return NONE;
+		}
+		Method specific = AopUtils.getMostSpecificMethod(method, targetClass);
+		DistributedLock annotation = AnnotatedElementUtils.findMergedAnnotation(specific, DistributedLock.class);
+		if (annotation == null && specific != method) {
+			annotation = AnnotatedElementUtils.findMergedAnnotation(method, DistributedLock.class);
+		}
+		if (annotation == null && Modifier.isPublic(specific.getModifiers())) {
+			Class<?> type = (targetClass != null) ? targetClass : specific.getDeclaringClass();
+			annotation = AnnotatedElementUtils.findMergedAnnotation(type, DistributedLock.class);
+		}
+		return (annotation != null) ? toAttribute(specific, annotation) : NONE;
+	}
+
+	private LockAttribute toAttribute(Method method, DistributedLock annotation) {
+		String description = describe(method);
+		List<Expression> keys = new ArrayList<>();
+		for (String key : annotation.key()) {
+			keys.add(parseExpression(description, "key", key));
+		}
+		Expression fallback = annotation.fallback().isBlank() ? null
+				: parseExpression(description, "fallback", annotation.fallback());
+		if (!annotation.failureHandler().isEmpty() && this.beanFactory != null
+				&& !this.beanFactory.containsBean(annotation.failureHandler())) {
+			throw new InvalidLockAnnotationException("@DistributedLock on " + description + ": failureHandler '"
+					+ annotation.failureHandler() + "' is not a bean; declare a LockFailureHandler bean of that name", null);
+		}
+		return new LockAttribute(method, description, annotation.name(), List.copyOf(keys), List.of(annotation.key()),
+				duration(description, "waitTime", annotation.waitTime(), true),
+				duration(description, "leaseTime", annotation.leaseTime(), false), annotation.onFailure(), fallback,
+				annotation.failureHandler());
+	}
+
+	private Expression parseExpression(String description, String attribute, String text) {
+		if (text.isBlank()) {
+			throw new InvalidLockAnnotationException("@DistributedLock on " + description + ": " + attribute
+					+ " must not be blank; write a SpEL expression such as \"'order:' + #order.id\"", null);
+		}
+		try {
+			return this.parser.parseExpression(text);
+		}
+		catch (ParseException ex) {
+			throw new InvalidLockAnnotationException("@DistributedLock on " + description + ": " + attribute + " expression '"
+					+ text + "' does not parse (" + ex.getMessage() + "); a constant key must be quoted: \"'my-key'\"",
+					ex);
+		}
+	}
+
+	private Duration duration(String description, String attribute, String text, boolean zeroAllowed) {
+		if (text.isEmpty()) {
+			return null;
+		}
+		String resolved = text;
+		if (this.beanFactory instanceof ConfigurableBeanFactory configurable) {
+			try {
+				resolved = configurable.resolveEmbeddedValue(text);
+			}
+			catch (IllegalArgumentException ex) {
+				throw new InvalidLockAnnotationException("@DistributedLock on " + description + ": " + attribute + " '" + text
+						+ "' names a property that is not set: " + ex.getMessage(), ex);
+			}
+		}
+		Duration duration;
+		try {
+			duration = DurationText.parse(resolved);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new InvalidLockAnnotationException("@DistributedLock on " + description + ": " + attribute + " "
+					+ ex.getMessage(), ex);
+		}
+		if (duration.isNegative() || (!zeroAllowed && duration.isZero())) {
+			throw new InvalidLockAnnotationException("@DistributedLock on " + description + ": " + attribute + " '" + text
+					+ "' must be " + (zeroAllowed ? "zero or positive" : "positive"), null);
+		}
+		return duration;
+	}
+
+	static String describe(Method method) {
+		return method.getDeclaringClass().getSimpleName() + "." + method.getName() + "("
+				+ Arrays.stream(method.getParameterTypes()).map(Class::getSimpleName).collect(Collectors.joining(", "))
+				+ ")";
+	}
+
+}

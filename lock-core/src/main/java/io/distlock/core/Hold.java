@@ -1,0 +1,116 @@
+package io.distlock.core;
+
+import java.lang.ref.WeakReference;
+import java.time.Instant;
+import java.util.concurrent.atomic.AtomicReference;
+
+import io.distlock.HoldInfo;
+import io.distlock.LostHold;
+
+/**
+ * One owner's hold of one lock, as this client knows it. The count is changed only by the owner;
+ * the watchdog reads the rest.
+ */
+final class Hold {
+
+	final String name;
+
+	final String owner;
+
+	final long token;
+
+	final boolean watchdog;
+
+	final Instant since;
+
+	private final WeakReference<Thread> thread;
+
+	private final String threadName;
+
+	private final String origin;
+
+	private final String logicalName;
+
+	private final java.util.concurrent.atomic.AtomicLong renewals = new java.util.concurrent.atomic.AtomicLong();
+
+	private volatile int count = 1;
+
+	/** Until when (System.nanoTime) the backend is known to keep the hold without renewal. */
+	private volatile long confirmedUntilNanos;
+
+	/** Set while the last release is in flight, so that the watchdog does not call it lost. */
+	private volatile boolean releasing;
+
+	private final AtomicReference<LostHold> lost = new AtomicReference<>();
+
+	Hold(String name, String owner, long token, boolean watchdog, Instant since, Thread thread) {
+		this.name = name;
+		this.owner = owner;
+		this.token = token;
+		this.watchdog = watchdog;
+		this.since = since;
+		this.thread = new WeakReference<>(thread);
+		this.threadName = thread.getName();
+		this.origin = io.distlock.LockOrigin.current();
+		this.logicalName = io.distlock.LockOrigin.currentLockName();
+	}
+
+	String origin() {
+		return this.origin;
+	}
+
+	String threadName() {
+		return this.threadName;
+	}
+
+	void renewed() {
+		this.renewals.incrementAndGet();
+	}
+
+	int count() {
+		return this.count;
+	}
+
+	void count(int count) {
+		this.count = count;
+	}
+
+	boolean ownerThreadAlive() {
+		Thread owningThread = this.thread.get();
+		return owningThread != null && owningThread.isAlive();
+	}
+
+	void confirmedUntil(long nanos) {
+		this.confirmedUntilNanos = nanos;
+	}
+
+	boolean confirmedAt(long nanos) {
+		return nanos - this.confirmedUntilNanos < 0;
+	}
+
+	boolean releasing() {
+		return this.releasing;
+	}
+
+	void releasing(boolean releasing) {
+		this.releasing = releasing;
+	}
+
+	/**
+	 * @param lostHold the loss
+	 * @return true if this call marked it lost, false if it already was
+	 */
+	boolean markLost(LostHold lostHold) {
+		return this.lost.compareAndSet(null, lostHold);
+	}
+
+	LostHold lost() {
+		return this.lost.get();
+	}
+
+	HoldInfo info() {
+		return new HoldInfo(this.name, this.owner, this.threadName, this.count, this.token, this.since, this.watchdog,
+				this.lost.get() != null, this.origin, this.renewals.get(), this.logicalName);
+	}
+
+}

@@ -1,0 +1,154 @@
+package io.distlock.core;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.function.Consumer;
+
+/**
+ * What a storage backend (single Redis, Redlock, a SQL table) does for the {@link LockEngine}. Each
+ * state change is atomic on the backend and idempotent when re-sent with the same arguments: the
+ * caller passes the hold count it believes it has, and the backend sets the count from it instead
+ * of incrementing or decrementing blindly, so a command replayed after a reconnect cannot count twice.
+ *
+ * <p>Owner ids are values chosen by the engine; backends never derive them from the calling thread.
+ */
+public interface LockBackend extends AutoCloseable {
+
+	/**
+	 * Acquires or re-enters the lock.
+	 * @param name the lock's name
+	 * @param owner the owner id
+	 * @param heldCount the hold count the owner has now (0 for a first acquisition)
+	 * @param lease how long the lock stays held without renewal
+	 * @return the outcome
+	 */
+	Acquisition acquire(String name, String owner, int heldCount, Duration lease);
+
+	/**
+	 * Releases one hold of the lock; at zero the lock is freed and waiters are woken.
+	 * @param name the lock's name
+	 * @param owner the owner id
+	 * @param heldCount the hold count the owner has before this release
+	 * @return the outcome
+	 */
+	Release release(String name, String owner, int heldCount);
+
+	/**
+	 * Extends the lease of every lock that its owner still holds, in as few round trips as the
+	 * backend allows.
+	 * @param holds the locks to renew
+	 * @param lease the new lease from now
+	 * @return for each hold, in order, whether it was still held and is now renewed
+	 */
+	List<Boolean> renew(List<HoldRef> holds, Duration lease);
+
+	/**
+	 * @param name the lock's name
+	 * @param owner the owner id
+	 * @return whether the owner holds the lock now
+	 */
+	boolean isHeldBy(String name, String owner);
+
+	/**
+	 * @param name the lock's name
+	 * @return the remaining lease, {@link Duration#ZERO} if the lock is free
+	 */
+	Duration remainingLease(String name);
+
+	/**
+	 * Starts delivering release notifications of one lock to {@code onRelease}. Returns once the
+	 * subscription is effective, so that a release right after the call is not missed.
+	 * @param name the lock's name
+	 * @param onRelease called (on any thread, quickly) when the lock is released, with
+	 * {@value #RELEASED}, or with the owner id whose abandoned attempt freed it
+	 * @return the subscription, to close when no longer waiting
+	 */
+	AutoCloseable subscribe(String name, Consumer<String> onRelease);
+
+	/** The notification of an ordinary release. */
+	String RELEASED = "released";
+
+	/**
+	 * Checks that the backend answers, without taking any lock.
+	 * @return whether it is usable, with details (per server where there are several)
+	 */
+	Health health();
+
+	/**
+	 * The backend's reachability.
+	 * @param up whether locks can be taken
+	 * @param details what was checked, e.g. each node's state and the quorum
+	 */
+	record Health(boolean up, java.util.Map<String, Object> details) {
+	}
+
+	/** Releases the backend's own resources (not the application's connections). */
+	@Override
+	void close();
+
+	/**
+	 * A lock and the owner whose hold is meant.
+	 * @param name the lock's name
+	 * @param owner the owner id
+	 */
+	record HoldRef(String name, String owner) {
+	}
+
+	/**
+	 * The outcome of {@link #acquire}.
+	 * @param status what happened
+	 * @param token the fencing token when acquired, or {@link #NO_TOKEN} if the backend offers none
+	 * @param ttl the other holder's remaining lease when {@link Status#HELD_BY_OTHER}
+	 * @param validity when acquired, how long from the start of the call the hold is guaranteed
+	 * (the lease, less what the backend must allow for elapsed time and clock drift)
+	 */
+	record Acquisition(Status status, long token, Duration ttl, Duration validity) {
+
+		/** The token of a backend that cannot issue sound fencing tokens. */
+		public static final long NO_TOKEN = -1;
+
+		/** What an acquisition found. */
+		public enum Status {
+			/** Acquired or re-entered. */
+			ACQUIRED,
+			/** Another owner holds the lock. */
+			HELD_BY_OTHER,
+			/** The caller believed it held the lock, but the backend no longer has its hold. */
+			LOST
+		}
+
+		/**
+		 * @param token the fencing token, or {@link #NO_TOKEN}
+		 * @param validity how long the hold is guaranteed from the start of the call
+		 * @return an acquired outcome
+		 */
+		public static Acquisition acquired(long token, Duration validity) {
+			return new Acquisition(Status.ACQUIRED, token, Duration.ZERO, validity);
+		}
+
+		/**
+		 * @param ttl the holder's remaining lease
+		 * @return a held-by-other outcome
+		 */
+		public static Acquisition heldByOther(Duration ttl) {
+			return new Acquisition(Status.HELD_BY_OTHER, 0, ttl, Duration.ZERO);
+		}
+
+		/** @return a lost outcome */
+		public static Acquisition lost() {
+			return new Acquisition(Status.LOST, 0, Duration.ZERO, Duration.ZERO);
+		}
+
+	}
+
+	/** The outcome of {@link #release}. */
+	enum Release {
+		/** The last hold was released; the lock is free. */
+		RELEASED,
+		/** One of several reentrant holds was released; the owner still holds the lock. */
+		DECREMENTED,
+		/** The owner does not hold the lock (any more). */
+		NOT_HELD
+	}
+
+}

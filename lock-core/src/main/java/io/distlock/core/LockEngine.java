@@ -1,0 +1,435 @@
+package io.distlock.core;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import io.distlock.DistLock;
+import io.distlock.HoldInfo;
+import io.distlock.LockBackendException;
+import io.distlock.LockListener;
+import io.distlock.LockLostException;
+import io.distlock.LockRegistry;
+import io.distlock.LostHold;
+import io.distlock.core.LockBackend.Acquisition;
+import io.distlock.core.LockBackend.Release;
+
+/**
+ * The backend-independent lock engine: hold bookkeeping, reentrancy, waiting, the watchdog and
+ * lost-hold reporting, over any {@link LockBackend}. Backends only store state atomically.
+ *
+ * <p>Owner ids are {@code clientId:threadId}, computed here and passed to the backend as values.
+ */
+public class LockEngine implements LockRegistry, AutoCloseable {
+
+	private static final Logger log = LoggerFactory.getLogger(LockEngine.class);
+
+	/** How long a waiter sleeps when the holder's TTL is unknown or already over. */
+	private static final long RETRY_NANOS = Duration.ofMillis(10).toNanos();
+
+	/** The least time a timed acquisition gets for its backend calls, even with a zero wait. */
+	private static final long MIN_ATTEMPT_NANOS = Duration.ofSeconds(1).toNanos();
+
+	/** How far past its wait a timed acquisition may block on the backend before it is cut off. */
+	private static final long DEADLINE_GRACE_NANOS = Duration.ofMillis(100).toNanos();
+
+	/** The first and the longest sleep between attempts while release notifications cannot be received. */
+	private static final long UNSUBSCRIBED_FIRST_SLEEP_NANOS = Duration.ofMillis(5).toNanos();
+
+	private static final long UNSUBSCRIBED_MAX_SLEEP_NANOS = Duration.ofMillis(100).toNanos();
+
+	private final LockBackend backend;
+
+	private final LockEngineOptions options;
+
+	private final ConcurrentHashMap<HoldKey, Hold> holds = new ConcurrentHashMap<>();
+
+	private final ReleaseWaits waits;
+
+	private final Watchdog watchdog;
+
+	private final DeadlineGuard deadlines;
+
+	private final java.util.concurrent.atomic.AtomicLong lostHolds = new java.util.concurrent.atomic.AtomicLong();
+
+	private volatile boolean closed;
+
+	/**
+	 * @param backend where lock state is kept
+	 * @param options the engine's settings
+	 */
+	public LockEngine(LockBackend backend, LockEngineOptions options) {
+		this.backend = backend;
+		this.options = options;
+		this.waits = new ReleaseWaits(backend, options.clientId());
+		this.watchdog = new Watchdog(options.clientId(), backend, options.watchdogTimeout(), this.holds::values,
+				this::dropOrphan, this::markLost, this::renewalFailed);
+		this.deadlines = new DeadlineGuard(options.clientId());
+	}
+
+	@Override
+	public DistLock getLock(String name) {
+		if (name == null || name.isBlank()) {
+			throw new IllegalArgumentException("Lock name must not be null or blank");
+		}
+		return new EngineLock(this, name);
+	}
+
+	@Override
+	public List<HoldInfo> heldLocks() {
+		List<HoldInfo> snapshot = new ArrayList<>();
+		this.holds.values().forEach(hold -> snapshot.add(hold.info()));
+		return snapshot;
+	}
+
+	/** @return this engine's settings */
+	public LockEngineOptions options() {
+		return this.options;
+	}
+
+	/** @return how many holds the watchdog has renewed since start */
+	public long watchdogRenewals() {
+		return this.watchdog.renewals();
+	}
+
+	/** @return how many holds this client's threads have now (cheaper than {@link #heldLocks()}) */
+	public int activeHolds() {
+		return this.holds.size();
+	}
+
+	/** @return how many of this client's threads wait for a lock now */
+	public int waitingThreads() {
+		return this.waits.waitingThreads();
+	}
+
+	/** @return how many hold renewals failed because the backend could not be reached */
+	public long watchdogRenewalFailures() {
+		return this.watchdog.failedRenewals();
+	}
+
+	/** @return how many holds have been lost since start */
+	public long lostHolds() {
+		return this.lostHolds.get();
+	}
+
+	/** @return how many lock names this client is waiting on right now */
+	public int waitingLockNames() {
+		return this.waits.size();
+	}
+
+	/** @return per lock name, how many of this client's threads wait for it right now */
+	public java.util.Map<String, Integer> waiters() {
+		return this.waits.waiters();
+	}
+
+	/** @return whether the backend answers, with details per server */
+	public LockBackend.Health backendHealth() {
+		return this.backend.health();
+	}
+
+	/**
+	 * @param name a lock's name
+	 * @return how long the backend keeps the lock without renewal; zero if free
+	 */
+	public Duration remainingLease(String name) {
+		return this.backend.remainingLease(name);
+	}
+
+	/** @return the owner id of the calling thread */
+	public String currentOwner() {
+		return this.options.clientId() + ":" + Thread.currentThread().getId();
+	}
+
+	/**
+	 * Stops the watchdog and the backend's resources. Holds are not released: a thread may still be
+	 * inside its critical section, so they expire after their lease as they would after a crash.
+	 */
+	@Override
+	public void close() {
+		this.closed = true;
+		this.watchdog.close();
+		this.deadlines.close();
+		this.backend.close();
+	}
+
+	/**
+	 * Acquires, waiting at most {@code wait} ({@code null}: as long as it takes). A timed acquisition
+	 * never blocks on an unresponsive backend much beyond its wait: it fails with
+	 * {@link LockBackendException} instead.
+	 */
+	boolean acquire(String name, Duration lease, Duration wait, boolean interruptible) throws InterruptedException {
+		if (wait == null) {
+			return acquireWithin(name, lease, null, interruptible);
+		}
+		long waitNanos = Math.max(0, saturatedNanos(wait));
+		DeadlineGuard.Armed deadline = this.deadlines.arm(Math.max(waitNanos, MIN_ATTEMPT_NANOS) + DEADLINE_GRACE_NANOS);
+		try {
+			return acquireWithin(name, lease, wait, interruptible);
+		}
+		catch (InterruptedException | RuntimeException ex) {
+			if (deadline.fired()) {
+				throw new LockBackendException(name, "Lock '" + name + "': the backend did not answer within the wait of "
+						+ wait.toMillis() + " ms; the lock was not acquired", ex);
+			}
+			throw ex;
+		}
+		finally {
+			deadline.disarm();
+		}
+	}
+
+	private boolean acquireWithin(String name, Duration lease, Duration wait, boolean interruptible)
+			throws InterruptedException {
+		if (interruptible && Thread.interrupted()) {
+			throw new InterruptedException("Interrupted before acquiring lock '" + name + "'");
+		}
+		String owner = currentOwner();
+		boolean forever = wait == null;
+		boolean mayWait = forever || (!wait.isNegative() && !wait.isZero());
+		// Threads of this client already queued for the lock go first; only re-entry may pass them.
+		if (!mayWait || !this.waits.hasWaiters(name) || holdCount(name, owner) > 0) {
+			if (tryOnce(name, owner, lease) == null) {
+				return true;
+			}
+			if (!mayWait) {
+				return false;
+			}
+		}
+		long deadline = forever ? 0 : System.nanoTime() + saturatedNanos(wait);
+		boolean interrupted = false;
+		ReleaseWaits.Waiter waiter = this.waits.enter(name);
+		try {
+			long sleep = Long.MAX_VALUE;
+			long poll = UNSUBSCRIBED_FIRST_SLEEP_NANOS;
+			while (true) {
+				long left = forever ? Long.MAX_VALUE : deadline - System.nanoTime();
+				if (left <= 0) {
+					return false;
+				}
+				boolean myTurn;
+				try {
+					myTurn = waiter.awaitTurn(Math.min(left, sleep));
+				}
+				catch (InterruptedException ex) {
+					if (interruptible) {
+						throw ex;
+					}
+					interrupted = true;
+					continue;
+				}
+				if (!myTurn) {
+					// Not the head: only a turn (or the deadline) ends this wait, never the holder's TTL.
+					sleep = Long.MAX_VALUE;
+					continue;
+				}
+				Duration ttl = tryOnce(name, owner, lease);
+				if (ttl == null) {
+					return true;
+				}
+				// The release message wakes us; the holder's TTL bounds the sleep in case it is lost.
+				sleep = ttl.isNegative() || ttl.isZero() ? RETRY_NANOS : saturatedNanos(ttl);
+				if (!waiter.subscribed()) {
+					// No release messages: poll, backing off from 5 ms to 100 ms.
+					sleep = Math.min(sleep, poll);
+					poll = Math.min(poll * 2, UNSUBSCRIBED_MAX_SLEEP_NANOS);
+				}
+			}
+		}
+		finally {
+			this.waits.leave(waiter);
+			if (interrupted) {
+				Thread.currentThread().interrupt();
+			}
+		}
+	}
+
+	/**
+	 * One attempt: acquires or re-enters and records the hold.
+	 * @return {@code null} if acquired, else the current holder's remaining lease
+	 */
+	private Duration tryOnce(String name, String owner, Duration explicitLease) {
+		if (this.closed) {
+			throw new IllegalStateException("Lock registry of client " + this.options.clientId()
+					+ " is closed; cannot acquire lock '" + name + "'");
+		}
+		HoldKey key = new HoldKey(name, owner);
+		Hold hold = this.holds.get(key);
+		if (hold != null && hold.lost() != null) {
+			throw new LockLostException(hold.lost());
+		}
+		int held = (hold != null) ? hold.count() : 0;
+		Duration lease = (explicitLease != null) ? explicitLease : this.options.watchdogTimeout();
+		long start = System.nanoTime();
+		Acquisition result;
+		try {
+			result = this.backend.acquire(name, owner, held, lease);
+		}
+		catch (LockBackendException ex) {
+			throw ex;
+		}
+		catch (RuntimeException ex) {
+			throw new LockBackendException(name, "Lock '" + name + "': the backend failed: " + ex.getMessage(), ex);
+		}
+		switch (result.status()) {
+			case ACQUIRED -> {
+				if (hold == null) {
+					hold = new Hold(name, owner, result.token(), explicitLease == null, this.options.clock().instant(),
+							Thread.currentThread());
+					this.holds.put(key, hold);
+				}
+				else {
+					hold.count(held + 1);
+				}
+				hold.confirmedUntil(start + result.validity().toNanos());
+				return null;
+			}
+			case HELD_BY_OTHER -> {
+				return result.ttl();
+			}
+			default -> throw new LockLostException(markLost(hold, "the backend no longer had the hold when its owner re-entered it"));
+		}
+	}
+
+	void release(String name, String owner) {
+		HoldKey key = new HoldKey(name, owner);
+		Hold hold = this.holds.get(key);
+		if (hold == null) {
+			throw new IllegalMonitorStateException("Cannot unlock lock '" + name + "': thread '"
+					+ Thread.currentThread().getName() + "' (owner " + owner + ") does not hold it");
+		}
+		int held = hold.count();
+		LostHold lost = hold.lost();
+		if (lost != null) {
+			dropOneLevel(key, hold, held);
+			if (held == 1) {
+				cleanUpLostHold(name, owner);
+			}
+			throw new LockLostException(lost);
+		}
+		if (held == 1) {
+			hold.releasing(true);
+		}
+		Release result;
+		try {
+			result = this.backend.release(name, owner, held);
+		}
+		catch (RuntimeException ex) {
+			hold.releasing(false);
+			throw ex;
+		}
+		if (result == Release.RELEASED) {
+			this.waits.releasedLocally(name);
+		}
+		if (result == Release.NOT_HELD) {
+			if (held == 1 && hold.confirmedAt(System.nanoTime())) {
+				// Within the confirmed lease only our own release can have removed the hold: the client
+				// re-sent it after a reconnect and this is the reply to the copy.
+				log.debug("Release of lock '{}' by {} was already applied", name, owner);
+			}
+			else {
+				lost = markLost(hold, hold.watchdog ? "the backend no longer had the hold at unlock"
+						: "its explicit lease ran out before unlock");
+				dropOneLevel(key, hold, held);
+				throw new LockLostException(lost);
+			}
+		}
+		dropOneLevel(key, hold, held);
+	}
+
+	boolean isHeldBy(String name, String owner) {
+		return this.backend.isHeldBy(name, owner);
+	}
+
+	int holdCount(String name, String owner) {
+		Hold hold = this.holds.get(new HoldKey(name, owner));
+		return (hold != null) ? hold.count() : 0;
+	}
+
+	long fencingToken(String name, String owner) {
+		Hold hold = this.holds.get(new HoldKey(name, owner));
+		if (hold == null) {
+			throw new IllegalMonitorStateException("No fencing token: thread '" + Thread.currentThread().getName()
+					+ "' does not hold lock '" + name + "'");
+		}
+		if (hold.token == Acquisition.NO_TOKEN) {
+			throw new UnsupportedOperationException("Lock '" + name + "' has no fencing token: its backend cannot "
+					+ "issue tokens that are guaranteed to grow (Redlock's masters count independently and forget on "
+					+ "restart). Use a single Redis or Cluster lock where the protected resource needs tokens.");
+		}
+		return hold.token;
+	}
+
+	private void dropOneLevel(HoldKey key, Hold hold, int held) {
+		if (held > 1) {
+			hold.count(held - 1);
+		}
+		else {
+			this.holds.remove(key, hold);
+		}
+	}
+
+	private void cleanUpLostHold(String name, String owner) {
+		try {
+			// The hold may still exist if only the renewal failed (e.g. a network blip); free it for others.
+			this.backend.release(name, owner, 1);
+		}
+		catch (RuntimeException ex) {
+			log.debug("Could not clean up lost hold of lock '{}' by {}", name, owner, ex);
+		}
+	}
+
+	private void dropOrphan(Hold hold) {
+		if (this.holds.remove(new HoldKey(hold.name, hold.owner), hold)) {
+			log.warn("Thread '{}' died holding lock '{}' (owner {}); the watchdog stops renewing it and it expires "
+					+ "within {}", hold.threadName(), hold.name, hold.owner, this.options.watchdogTimeout());
+		}
+	}
+
+	private LostHold markLost(Hold hold, String reason) {
+		LostHold lost = new LostHold(hold.name, hold.owner, hold.token, this.options.clock().instant(), reason);
+		if (!hold.markLost(lost)) {
+			return hold.lost();
+		}
+		this.lostHolds.incrementAndGet();
+		log.warn("Lock '{}' held by {} (thread '{}'{}) was lost: {}", hold.name, hold.owner, hold.threadName(),
+				(hold.origin() != null) ? ", in " + hold.origin() : "", reason);
+		for (LockListener listener : this.options.listeners()) {
+			try {
+				listener.holdLost(lost);
+			}
+			catch (RuntimeException ex) {
+				log.error("LockListener {} failed on lost lock '{}'", listener, hold.name, ex);
+			}
+		}
+		return lost;
+	}
+
+	private void renewalFailed(List<Hold> holds, RuntimeException cause) {
+		List<String> names = holds.stream().map(hold -> hold.name).toList();
+		for (LockListener listener : this.options.listeners()) {
+			try {
+				listener.renewalFailed(names, cause);
+			}
+			catch (RuntimeException ex) {
+				log.error("LockListener {} failed on a renewal failure", listener, ex);
+			}
+		}
+	}
+
+	static long saturatedNanos(Duration duration) {
+		try {
+			return duration.toNanos();
+		}
+		catch (ArithmeticException tooLong) {
+			return Long.MAX_VALUE / 2;
+		}
+	}
+
+	private record HoldKey(String name, String owner) {
+	}
+
+}

@@ -1,0 +1,108 @@
+package io.distlock.core;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.UUID;
+
+import io.distlock.LockListener;
+
+/**
+ * Immutable settings of a {@link LockEngine}.
+ *
+ * @param clientId this client's id, the first half of every owner id; unique per client
+ * @param watchdogTimeout the lease of locks taken without one, renewed every third of it
+ * @param listeners told about lost holds
+ * @param clock the wall clock for the timestamps in events and snapshots
+ */
+public record LockEngineOptions(String clientId, Duration watchdogTimeout, List<LockListener> listeners, Clock clock) {
+
+	/** The watchdog lease when none is configured, as in Redisson. */
+	public static final Duration DEFAULT_WATCHDOG_TIMEOUT = Duration.ofSeconds(30);
+
+	/**
+	 * Validates and copies the settings.
+	 */
+	public LockEngineOptions {
+		Objects.requireNonNull(clientId, "clientId");
+		if (clientId.isBlank() || clientId.indexOf(':') >= 0) {
+			throw new IllegalArgumentException("clientId must be non-blank and contain no ':' but was '" + clientId + "'");
+		}
+		Objects.requireNonNull(watchdogTimeout, "watchdogTimeout");
+		if (watchdogTimeout.toMillis() < 30) {
+			throw new IllegalArgumentException("watchdogTimeout must be at least 30ms but was " + watchdogTimeout);
+		}
+		listeners = List.copyOf(listeners);
+		Objects.requireNonNull(clock, "clock");
+	}
+
+	/** @return a builder with a random client id and the defaults */
+	public static Builder builder() {
+		return new Builder();
+	}
+
+	/** @return the defaults, with a random client id */
+	public static LockEngineOptions defaults() {
+		return builder().build();
+	}
+
+	/** Builds {@link LockEngineOptions}. */
+	public static final class Builder {
+
+		private String clientId = UUID.randomUUID().toString();
+
+		private Duration watchdogTimeout = DEFAULT_WATCHDOG_TIMEOUT;
+
+		private final List<LockListener> listeners = new ArrayList<>();
+
+		private Clock clock = Clock.systemUTC();
+
+		private Builder() {
+		}
+
+		/**
+		 * @param clientId the client id; must not contain ':'
+		 * @return this builder
+		 */
+		public Builder clientId(String clientId) {
+			this.clientId = clientId;
+			return this;
+		}
+
+		/**
+		 * @param watchdogTimeout the watchdog lease
+		 * @return this builder
+		 */
+		public Builder watchdogTimeout(Duration watchdogTimeout) {
+			this.watchdogTimeout = watchdogTimeout;
+			return this;
+		}
+
+		/**
+		 * @param listener a listener to add
+		 * @return this builder
+		 */
+		public Builder listener(LockListener listener) {
+			this.listeners.add(Objects.requireNonNull(listener, "listener"));
+			return this;
+		}
+
+		/**
+		 * @param clock the wall clock for event timestamps
+		 * @return this builder
+		 */
+		public Builder clock(Clock clock) {
+			this.clock = clock;
+			return this;
+		}
+
+		/** @return the options */
+		public LockEngineOptions build() {
+			return new LockEngineOptions(this.clientId, this.watchdogTimeout, this.listeners, this.clock);
+		}
+
+	}
+
+}

@@ -1,0 +1,316 @@
+package io.distlock.core;
+
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Where this client's threads wait for locks. One room per lock name that has waiters, holding them
+ * in arrival order; only the head of the queue talks to the backend, and a release wakes only the
+ * head. Without this, every release would wake every waiting thread of every client, each making a
+ * round trip that all but one lose, and the releasing thread would usually barge back in first.
+ *
+ * <p>One backend subscription per room, closed when the last waiter leaves, so that waiting on a
+ * million different names over time leaves nothing behind.
+ */
+final class ReleaseWaits {
+
+	private static final Logger log = LoggerFactory.getLogger(ReleaseWaits.class);
+
+	private final LockBackend backend;
+
+	private final String ownOwnerPrefix;
+
+	private final Map<String, Room> rooms = new HashMap<>();
+
+	ReleaseWaits(LockBackend backend, String clientId) {
+		this.backend = backend;
+		this.ownOwnerPrefix = clientId + ":";
+	}
+
+	/**
+	 * Queues the calling thread in the lock's room, subscribing to its releases if the room is new.
+	 * Returns once the subscription is effective (or has failed, in which case waits fall back to the
+	 * lock's TTL).
+	 */
+	Waiter enter(String name) {
+		Room room;
+		boolean first;
+		synchronized (this.rooms) {
+			room = this.rooms.get(name);
+			first = room == null;
+			if (first) {
+				room = new Room(name);
+				this.rooms.put(name, room);
+			}
+			room.members++;
+		}
+		Waiter waiter = room.join();
+		if (first) {
+			room.subscribe(this.backend, this.ownOwnerPrefix);
+		}
+		else {
+			room.awaitSubscribed();
+		}
+		return waiter;
+	}
+
+	/** Leaves the queue; the next waiter gets its turn, and the last one out unsubscribes. */
+	void leave(Waiter waiter) {
+		Room room = waiter.room;
+		room.remove(waiter);
+		synchronized (this.rooms) {
+			if (--room.members > 0) {
+				return;
+			}
+			this.rooms.remove(room.name, room);
+		}
+		room.unsubscribe();
+	}
+
+	/**
+	 * A thread of this client released the lock. Waiters that get no release messages (the backend
+	 * has none, or subscribing failed) are woken directly; subscribed ones hear the message anyway.
+	 */
+	void releasedLocally(String name) {
+		Room room;
+		synchronized (this.rooms) {
+			room = this.rooms.get(name);
+		}
+		if (room != null && !room.subscribed()) {
+			room.signal();
+		}
+	}
+
+	/** @return whether threads of this client are queued for the lock; newcomers then queue too */
+	boolean hasWaiters(String name) {
+		synchronized (this.rooms) {
+			return this.rooms.containsKey(name);
+		}
+	}
+
+	/** @return per lock name, how many threads wait for it now */
+	Map<String, Integer> waiters() {
+		synchronized (this.rooms) {
+			Map<String, Integer> snapshot = new java.util.TreeMap<>();
+			this.rooms.forEach((name, room) -> snapshot.put(name, room.members));
+			return snapshot;
+		}
+	}
+
+	/** @return how many threads wait now, over all lock names (a gauge; no snapshot copied) */
+	int waitingThreads() {
+		synchronized (this.rooms) {
+			int threads = 0;
+			for (Room room : this.rooms.values()) {
+				threads += room.members;
+			}
+			return threads;
+		}
+	}
+
+	/** @return how many lock names have waiters now */
+	int size() {
+		synchronized (this.rooms) {
+			return this.rooms.size();
+		}
+	}
+
+	/** One thread's place in a room's queue. */
+	static final class Waiter {
+
+		private final Room room;
+
+		private final Condition turn;
+
+		/** Set when this waiter, at the head, should try the lock now. Guarded by the room's lock. */
+		private boolean mustTry;
+
+		Waiter(Room room) {
+			this.room = room;
+			this.turn = room.lock.newCondition();
+		}
+
+		/**
+		 * Sleeps until it is this waiter's turn to try (it became the head, or a release was
+		 * announced while it was the head) or until {@code nanos} passed.
+		 * @return whether this waiter is the head and so may try the lock now
+		 */
+		boolean awaitTurn(long nanos) throws InterruptedException {
+			return this.room.awaitTurn(this, nanos);
+		}
+
+		/** @return whether release notifications reach this waiter's room */
+		boolean subscribed() {
+			return this.room.subscribed();
+		}
+
+	}
+
+	/** The waiters of one lock name in this client. */
+	static final class Room {
+
+		private final String name;
+
+		private final ReentrantLock lock = new ReentrantLock();
+
+		private final Condition subscriptionDone = this.lock.newCondition();
+
+		private final ArrayDeque<Waiter> queue = new ArrayDeque<>();
+
+		/** Threads between enter and leave; guarded by the rooms map. */
+		private int members;
+
+		private boolean subscriptionSettled;
+
+		private AutoCloseable subscription;
+
+		Room(String name) {
+			this.name = name;
+		}
+
+		Waiter join() {
+			this.lock.lock();
+			try {
+				Waiter waiter = new Waiter(this);
+				waiter.mustTry = this.queue.isEmpty();
+				this.queue.addLast(waiter);
+				return waiter;
+			}
+			finally {
+				this.lock.unlock();
+			}
+		}
+
+		void remove(Waiter waiter) {
+			this.lock.lock();
+			try {
+				boolean wasHead = this.queue.peekFirst() == waiter;
+				this.queue.remove(waiter);
+				Waiter next = this.queue.peekFirst();
+				if (wasHead && next != null) {
+					// The old head may have consumed a release it did not use; the new head must look.
+					next.mustTry = true;
+					next.turn.signal();
+				}
+			}
+			finally {
+				this.lock.unlock();
+			}
+		}
+
+		/** A release of the lock was announced: the head tries again. */
+		void signal() {
+			this.lock.lock();
+			try {
+				Waiter head = this.queue.peekFirst();
+				if (head != null) {
+					head.mustTry = true;
+					head.turn.signal();
+				}
+			}
+			finally {
+				this.lock.unlock();
+			}
+		}
+
+		boolean awaitTurn(Waiter waiter, long nanos) throws InterruptedException {
+			this.lock.lockInterruptibly();
+			try {
+				long left = nanos;
+				while (!waiter.mustTry && left > 0) {
+					left = waiter.turn.awaitNanos(left);
+				}
+				waiter.mustTry = false;
+				return this.queue.peekFirst() == waiter;
+			}
+			finally {
+				this.lock.unlock();
+			}
+		}
+
+		boolean subscribed() {
+			this.lock.lock();
+			try {
+				return this.subscription != null;
+			}
+			finally {
+				this.lock.unlock();
+			}
+		}
+
+		private void subscribe(LockBackend backend, String ownOwnerPrefix) {
+			AutoCloseable result = null;
+			try {
+				// An attempt this client abandoned itself frees nothing this client is waiting for.
+				result = backend.subscribe(this.name, message -> {
+					if (!message.startsWith(ownOwnerPrefix)) {
+						signal();
+					}
+				});
+			}
+			catch (RuntimeException ex) {
+				log.warn("Could not subscribe to releases of lock '{}'; waiters fall back to the lock's TTL: {}",
+						this.name, ex.toString());
+			}
+			this.lock.lock();
+			try {
+				this.subscription = result;
+				this.subscriptionSettled = true;
+				this.subscriptionDone.signalAll();
+			}
+			finally {
+				this.lock.unlock();
+			}
+		}
+
+		private void awaitSubscribed() {
+			this.lock.lock();
+			try {
+				boolean interrupted = false;
+				while (!this.subscriptionSettled) {
+					try {
+						this.subscriptionDone.await(100, TimeUnit.MILLISECONDS);
+					}
+					catch (InterruptedException ex) {
+						interrupted = true;
+					}
+				}
+				if (interrupted) {
+					Thread.currentThread().interrupt();
+				}
+			}
+			finally {
+				this.lock.unlock();
+			}
+		}
+
+		private void unsubscribe() {
+			AutoCloseable closing;
+			this.lock.lock();
+			try {
+				closing = this.subscription;
+				this.subscription = null;
+			}
+			finally {
+				this.lock.unlock();
+			}
+			if (closing != null) {
+				try {
+					closing.close();
+				}
+				catch (Exception ex) {
+					log.debug("Could not unsubscribe from releases of lock '{}'", this.name, ex);
+				}
+			}
+		}
+
+	}
+
+}

@@ -1,0 +1,169 @@
+package io.distlock.core;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Renews the leases of a client's watchdog holds every third of the lease, all of them in a few
+ * batched round trips from one thread, instead of a timer per lock.
+ *
+ * <p>Renewal stops for a hold when it is released (it leaves the table), when its owning thread has
+ * died (the hold is dropped and expires after its lease, as after a crash), and for all holds when
+ * the client closes. A renewal that finds the hold gone, or that cannot reach the backend until the
+ * last confirmed lease has run out, marks the hold lost.
+ */
+final class Watchdog implements AutoCloseable {
+
+	private static final Logger log = LoggerFactory.getLogger(Watchdog.class);
+
+	/** Keys per renewal round trip: large enough to amortise, small enough not to stall the server. */
+	static final int BATCH_SIZE = 256;
+
+	private final LockBackend backend;
+
+	private final Duration lease;
+
+	private final Supplier<Collection<Hold>> holds;
+
+	private final Consumer<Hold> onOrphaned;
+
+	private final LostHandler onLost;
+
+	private final ScheduledExecutorService scheduler;
+
+	private final AtomicLong renewals = new AtomicLong();
+
+	private final AtomicLong failedRenewals = new AtomicLong();
+
+	/** Whether the last renewal failed: an outage is warned about once, not at every tick. */
+	private volatile boolean failing;
+
+	private final java.util.function.BiConsumer<List<Hold>, RuntimeException> onRenewalFailure;
+
+	Watchdog(String clientId, LockBackend backend, Duration lease, Supplier<Collection<Hold>> holds,
+			Consumer<Hold> onOrphaned, LostHandler onLost, java.util.function.BiConsumer<List<Hold>, RuntimeException> onRenewalFailure) {
+		this.onRenewalFailure = onRenewalFailure;
+		this.backend = backend;
+		this.lease = lease;
+		this.holds = holds;
+		this.onOrphaned = onOrphaned;
+		this.onLost = onLost;
+		this.scheduler = Executors.newSingleThreadScheduledExecutor(runnable -> {
+			Thread thread = new Thread(runnable, "distlock-watchdog-" + clientId.substring(0, Math.min(8, clientId.length())));
+			thread.setDaemon(true);
+			return thread;
+		});
+		long period = Math.max(1, lease.toMillis() / 3);
+		this.scheduler.scheduleWithFixedDelay(this::renewAllSafely, period, period, TimeUnit.MILLISECONDS);
+	}
+
+	/** @return how many holds have been renewed so far */
+	long renewals() {
+		return this.renewals.get();
+	}
+
+	/** @return how many hold renewals failed because the backend could not be reached */
+	long failedRenewals() {
+		return this.failedRenewals.get();
+	}
+
+	private void renewAllSafely() {
+		try {
+			renewAll();
+		}
+		catch (Throwable ex) {
+			// An escaping exception would cancel the schedule and silently stop all renewals.
+			log.error("distlock watchdog failed; will retry at the next tick", ex);
+		}
+	}
+
+	void renewAll() {
+		List<Hold> due = new ArrayList<>();
+		for (Hold hold : this.holds.get()) {
+			if (!hold.watchdog || hold.lost() != null || hold.releasing()) {
+				continue;
+			}
+			if (!hold.ownerThreadAlive()) {
+				this.onOrphaned.accept(hold);
+				continue;
+			}
+			due.add(hold);
+		}
+		for (int from = 0; from < due.size(); from += BATCH_SIZE) {
+			renewBatch(due.subList(from, Math.min(due.size(), from + BATCH_SIZE)));
+		}
+	}
+
+	private void renewBatch(List<Hold> batch) {
+		long start = System.nanoTime();
+		List<LockBackend.HoldRef> refs = batch.stream().map(hold -> new LockBackend.HoldRef(hold.name, hold.owner)).toList();
+		List<Boolean> renewed;
+		try {
+			renewed = this.backend.renew(refs, this.lease);
+		}
+		catch (RuntimeException ex) {
+			List<String> named = batch.stream()
+				.limit(5)
+				.map(hold -> (hold.origin() != null) ? "'" + hold.name + "' (" + hold.origin() + ")" : "'" + hold.name + "'")
+				.toList();
+			if (!this.failing) {
+				this.failing = true;
+				log.warn("distlock watchdog could not renew {} lock(s) {}: {}; retrying every {} ms", batch.size(), named,
+						ex.toString(), Math.max(1, this.lease.toMillis() / 3));
+			}
+			else {
+				log.debug("distlock watchdog still cannot renew {} lock(s) {}: {}", batch.size(), named, ex.toString());
+			}
+			this.failedRenewals.addAndGet(batch.size());
+			this.onRenewalFailure.accept(batch, ex);
+			long now = System.nanoTime();
+			for (Hold hold : batch) {
+				if (!hold.confirmedAt(now) && !hold.releasing()) {
+					this.onLost.lost(hold, "the watchdog could not reach the backend before the lease of "
+							+ this.lease + " ran out (" + ex + ")");
+				}
+			}
+			return;
+		}
+		if (this.failing) {
+			this.failing = false;
+			log.info("distlock watchdog reaches the backend again");
+		}
+		for (int i = 0; i < batch.size(); i++) {
+			Hold hold = batch.get(i);
+			if (renewed.get(i)) {
+				hold.confirmedUntil(start + this.lease.toNanos());
+				hold.renewed();
+				this.renewals.incrementAndGet();
+			}
+			else if (!hold.releasing()) {
+				this.onLost.lost(hold, "the watchdog found the lock no longer held by its owner");
+			}
+		}
+	}
+
+	@Override
+	public void close() {
+		this.scheduler.shutdownNow();
+	}
+
+	/** Marks a hold lost. */
+	@FunctionalInterface
+	interface LostHandler {
+
+		void lost(Hold hold, String reason);
+
+	}
+
+}

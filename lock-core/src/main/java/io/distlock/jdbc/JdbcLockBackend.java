@@ -1,0 +1,228 @@
+package io.distlock.jdbc;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import java.util.regex.Pattern;
+
+import javax.sql.DataSource;
+
+import org.springframework.core.io.ClassPathResource;
+import org.springframework.dao.DuplicateKeyException;
+import org.springframework.dao.PessimisticLockingFailureException;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.TransactionDefinition;
+import org.springframework.transaction.support.TransactionTemplate;
+
+import io.distlock.core.LockBackend;
+
+/**
+ * Keeps locks as rows of a table (the seed's MySQL lock): one row per held lock with its owner,
+ * hold count, fencing token and expiry. Expiry is judged by the database's clock only.
+ *
+ * <p>Every operation runs in a transaction of its own ({@code REQUIRES_NEW} on a private transaction
+ * manager), so a caller's rollback cannot undo a lock and a release cannot commit the caller's
+ * work. A first acquisition inserts the row; two clients inserting the same name at once are
+ * settled by the primary key, not by a select-then-insert race. There are no release notifications:
+ * waiters poll with the engine's capped back-off.
+ */
+public final class JdbcLockBackend implements LockBackend {
+
+	private static final Pattern TABLE_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}");
+
+	private final JdbcTemplate jdbc;
+
+	private final TransactionTemplate transactions;
+
+	private final JdbcDialect dialect;
+
+	private final String table;
+
+	private final String fencingTable;
+
+	/**
+	 * @param dataSource the application's data source
+	 * @param tableName the lock table; its fencing counter is {@code <tableName>_fencing}
+	 */
+	public JdbcLockBackend(DataSource dataSource, String tableName) {
+		if (tableName == null || !TABLE_NAME.matcher(tableName).matches()) {
+			throw new IllegalArgumentException("Lock table name must be a plain SQL identifier but was '" + tableName + "'");
+		}
+		this.jdbc = new JdbcTemplate(dataSource);
+		this.transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+		this.transactions.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
+		this.dialect = JdbcDialect.detect(dataSource);
+		this.table = tableName;
+		this.fencingTable = tableName + "_fencing";
+	}
+
+	/** @return the detected dialect */
+	public JdbcDialect dialect() {
+		return this.dialect;
+	}
+
+	/** Creates the tables if they do not exist, from the dialect's DDL with this backend's table name. */
+	public void createSchema() {
+		String ddl;
+		try {
+			ddl = new ClassPathResource(this.dialect.schemaResource()).getContentAsString(StandardCharsets.UTF_8);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+		String sql = ddl.replaceAll("(?m)^--.*$", "").replace("distributed_locks", this.table);
+		for (String statement : sql.split(";")) {
+			if (!statement.isBlank()) {
+				this.jdbc.execute(statement.trim());
+			}
+		}
+	}
+
+	@Override
+	public Acquisition acquire(String name, String owner, int heldCount, Duration lease) {
+		try {
+			return this.transactions.execute(status -> acquireInTransaction(name, owner, heldCount, lease.toMillis()));
+		}
+		catch (DuplicateKeyException | PessimisticLockingFailureException lostRace) {
+			// Another client inserted the same name first, or InnoDB chose this transaction as the
+			// victim of two first acquisitions racing for one name (both SELECT ... FOR UPDATE take a
+			// gap lock, then each INSERT waits on the other's). It was rolled back; nothing was taken.
+			return Acquisition.heldByOther(Duration.ZERO);
+		}
+	}
+
+	private Acquisition acquireInTransaction(String name, String owner, int heldCount, long leaseMillis) {
+		long now = now();
+		List<Map<String, Object>> rows = this.jdbc.queryForList("SELECT owner_id, fencing_token, expires_at FROM "
+				+ this.table + " WHERE lock_name = ? FOR UPDATE", name);
+		if (rows.isEmpty()) {
+			if (heldCount > 0) {
+				return Acquisition.lost();
+			}
+			long token = nextToken();
+			this.jdbc.update("INSERT INTO " + this.table
+					+ " (lock_name, owner_id, hold_count, fencing_token, expires_at) VALUES (?, ?, 1, ?, ?)", name, owner,
+					token, now + leaseMillis);
+			return Acquisition.acquired(token, Duration.ofMillis(leaseMillis));
+		}
+		Map<String, Object> row = rows.get(0);
+		long expiresAt = ((Number) row.get("expires_at")).longValue();
+		boolean mine = owner.equals(row.get("owner_id"));
+		if (expiresAt > now) {
+			if (mine) {
+				this.jdbc.update("UPDATE " + this.table + " SET hold_count = ?, expires_at = ? WHERE lock_name = ?",
+						heldCount + 1, now + leaseMillis, name);
+				return Acquisition.acquired(((Number) row.get("fencing_token")).longValue(), Duration.ofMillis(leaseMillis));
+			}
+			return (heldCount > 0) ? Acquisition.lost() : Acquisition.heldByOther(Duration.ofMillis(expiresAt - now));
+		}
+		if (heldCount > 0) {
+			return Acquisition.lost();
+		}
+		// Expired by the database's clock: taking it over is a new hold with a new token.
+		long token = nextToken();
+		this.jdbc.update("UPDATE " + this.table
+				+ " SET owner_id = ?, hold_count = 1, fencing_token = ?, expires_at = ? WHERE lock_name = ?", owner, token,
+				now + leaseMillis, name);
+		return Acquisition.acquired(token, Duration.ofMillis(leaseMillis));
+	}
+
+	@Override
+	public Release release(String name, String owner, int heldCount) {
+		return this.transactions.execute(status -> {
+			long now = now();
+			List<Long> expiry = this.jdbc.queryForList("SELECT expires_at FROM " + this.table
+					+ " WHERE lock_name = ? AND owner_id = ? FOR UPDATE", Long.class, name, owner);
+			if (expiry.isEmpty()) {
+				return Release.NOT_HELD;
+			}
+			if (expiry.get(0) <= now || heldCount <= 1) {
+				this.jdbc.update("DELETE FROM " + this.table + " WHERE lock_name = ? AND owner_id = ?", name, owner);
+				return (expiry.get(0) <= now) ? Release.NOT_HELD : Release.RELEASED;
+			}
+			this.jdbc.update("UPDATE " + this.table + " SET hold_count = ? WHERE lock_name = ? AND owner_id = ?",
+					heldCount - 1, name, owner);
+			return Release.DECREMENTED;
+		});
+	}
+
+	@Override
+	public List<Boolean> renew(List<HoldRef> holds, Duration lease) {
+		return this.transactions.execute(status -> {
+			long now = now();
+			List<Object[]> arguments = new ArrayList<>(holds.size());
+			for (HoldRef hold : holds) {
+				arguments.add(new Object[] { now + lease.toMillis(), hold.name(), hold.owner(), now });
+			}
+			int[] updated = this.jdbc.batchUpdate("UPDATE " + this.table
+					+ " SET expires_at = ? WHERE lock_name = ? AND owner_id = ? AND expires_at > ?", arguments);
+			List<Boolean> renewed = new ArrayList<>(holds.size());
+			for (int count : updated) {
+				// Some drivers answer SUCCESS_NO_INFO (-2) for batched statements that did update.
+				renewed.add(count > 0 || count == java.sql.Statement.SUCCESS_NO_INFO);
+			}
+			return renewed;
+		});
+	}
+
+	@Override
+	public boolean isHeldBy(String name, String owner) {
+		Integer count = this.jdbc.queryForObject("SELECT COUNT(*) FROM " + this.table
+				+ " WHERE lock_name = ? AND owner_id = ? AND expires_at > " + this.dialect.nowMillis(), Integer.class, name,
+				owner);
+		return count != null && count > 0;
+	}
+
+	@Override
+	public Duration remainingLease(String name) {
+		List<Long> left = this.jdbc.queryForList("SELECT expires_at - " + this.dialect.nowMillis() + " FROM " + this.table
+				+ " WHERE lock_name = ?", Long.class, name);
+		return (left.isEmpty() || left.get(0) <= 0) ? Duration.ZERO : Duration.ofMillis(left.get(0));
+	}
+
+	@Override
+	public AutoCloseable subscribe(String name, Consumer<String> onRelease) {
+		// No notifications from a table: the engine polls, bounded by the holder's expiry.
+		return null;
+	}
+
+	@Override
+	public Health health() {
+		try {
+			Integer one = this.jdbc.queryForObject("SELECT 1", Integer.class);
+			return new Health(one != null && one == 1, Map.of("database", this.dialect.name(), "table", this.table));
+		}
+		catch (RuntimeException ex) {
+			return new Health(false, Map.of("database", this.dialect.name(), "error", ex.toString()));
+		}
+	}
+
+	@Override
+	public void close() {
+		// The data source belongs to the application.
+	}
+
+	private long now() {
+		Long now = this.jdbc.queryForObject("SELECT " + this.dialect.nowMillis(), Long.class);
+		if (now == null) {
+			throw new IllegalStateException("The database returned no current time");
+		}
+		return now;
+	}
+
+	private long nextToken() {
+		this.jdbc.update("UPDATE " + this.fencingTable + " SET last_token = last_token + 1 WHERE id = 1");
+		Long token = this.jdbc.queryForObject("SELECT last_token FROM " + this.fencingTable + " WHERE id = 1", Long.class);
+		if (token == null) {
+			throw new IllegalStateException("Fencing counter row missing in " + this.fencingTable + "; create the schema");
+		}
+		return token;
+	}
+
+}

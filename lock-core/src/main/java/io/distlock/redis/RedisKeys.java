@@ -1,0 +1,51 @@
+package io.distlock.redis;
+
+/**
+ * Names the Redis keys and channels of a lock. Every key one script touches lives in the lock's
+ * Redis Cluster slot: the lock hash carries the lock name as its hash tag ({@code {name}}), and on a
+ * cluster the fencing counter is the one kept for that slot.
+ *
+ * @param prefix the namespace of all keys, e.g. {@code distlock}
+ * @param cluster whether keys must be slot-aligned (Redis Cluster)
+ */
+record RedisKeys(String prefix, boolean cluster) {
+
+	RedisKeys {
+		if (prefix == null || prefix.isBlank() || prefix.indexOf('{') >= 0 || prefix.indexOf('}') >= 0) {
+			throw new IllegalArgumentException("Key prefix must be non-blank and contain no '{' or '}' but was '" + prefix + "'");
+		}
+	}
+
+	/** The hash holding owner -> hold count and the fencing token. */
+	String lock(String name) {
+		return this.prefix + ":{" + name + "}";
+	}
+
+	/** The channel on which a release of the lock is published. */
+	String releaseChannel(String name) {
+		return this.prefix + ":{" + name + "}:released";
+	}
+
+	/**
+	 * The counter the lock's fencing tokens are drawn from: one for the key space, or on a cluster one
+	 * per slot (a lock name always maps to the same slot, so its tokens still only grow). Memory stays
+	 * constant either way.
+	 */
+	String fencingCounter(String name) {
+		if (!this.cluster) {
+			return this.prefix + ":fencing";
+		}
+		return this.prefix + ":fencing:{" + ClusterSlotTags.tagFor(slot(name)) + "}";
+	}
+
+	/** The cluster slot of the lock's keys. */
+	int slot(String name) {
+		return ClusterSlotTags.slot(lock(name));
+	}
+
+	/** A channel that keeps the subscription connection subscribed while no lock has waiters. */
+	String anchorChannel() {
+		return this.prefix + ":anchor";
+	}
+
+}

@@ -1,0 +1,191 @@
+package io.distlock.redis;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+import io.distlock.core.LockBackend;
+
+/**
+ * Keeps locks in one Redis deployment (a single server, a Sentinel-managed master, or a Cluster)
+ * through Spring Data Redis: one hash per lock, every state change one Lua script.
+ */
+public final class RedisLockBackend implements LockBackend {
+
+	private final StringRedisTemplate redis;
+
+	private final RedisKeys keys;
+
+	private final RedisReleaseSubscriber subscriber;
+
+	private final String description;
+
+	/**
+	 * @param connectionFactory the application's Redis connection factory; not closed by this backend
+	 * @param keyPrefix the namespace of all keys and channels, e.g. {@code distlock}
+	 */
+	public RedisLockBackend(RedisConnectionFactory connectionFactory, String keyPrefix) {
+		this.keys = new RedisKeys(keyPrefix, isCluster(connectionFactory));
+		this.redis = new StringRedisTemplate(connectionFactory);
+		this.subscriber = new RedisReleaseSubscriber(connectionFactory, this.keys.anchorChannel());
+		this.description = describe(connectionFactory);
+	}
+
+	private static String describe(RedisConnectionFactory connectionFactory) {
+		if (connectionFactory instanceof LettuceConnectionFactory lettuce) {
+			return lettuce.isClusterAware() ? "cluster" : lettuce.getHostName() + ":" + lettuce.getPort();
+		}
+		return "redis";
+	}
+
+	/** @return where this backend keeps its locks, e.g. {@code 10.0.0.1:6379}, for diagnostics */
+	public String description() {
+		return this.description;
+	}
+
+	@Override
+	public Health health() {
+		try {
+			String pong = this.redis.execute((org.springframework.data.redis.core.RedisCallback<String>) connection -> connection.ping());
+			return new Health("PONG".equalsIgnoreCase(pong), Map.of("server", this.description, "ping", String.valueOf(pong)));
+		}
+		catch (RuntimeException ex) {
+			return new Health(false, Map.of("server", this.description, "error", ex.toString()));
+		}
+	}
+
+	@Override
+	public Acquisition acquire(String name, String owner, int heldCount, Duration lease) {
+		return acquire(name, owner, heldCount, lease, null);
+	}
+
+	/**
+	 * Acquires as {@link #acquire(String, String, int, Duration)}, remembering which attempt it was,
+	 * so that {@link #abandon} can later undo exactly this attempt.
+	 * @param attemptId the attempt's id, or {@code null}
+	 * @return the outcome
+	 */
+	public Acquisition acquire(String name, String owner, int heldCount, Duration lease, String attemptId) {
+		List<String> keys = List.of(this.keys.lock(name), this.keys.fencingCounter(name));
+		String leaseMillis = String.valueOf(lease.toMillis());
+		List<?> reply = (attemptId != null)
+				? this.redis.execute(LockScripts.ACQUIRE, keys, owner, leaseMillis, String.valueOf(heldCount), attemptId)
+				: this.redis.execute(LockScripts.ACQUIRE, keys, owner, leaseMillis, String.valueOf(heldCount));
+		long status = number(reply, 0, name);
+		long value = number(reply, 1, name);
+		if (status == 1) {
+			return Acquisition.acquired(value, lease);
+		}
+		if (status == 0) {
+			return Acquisition.heldByOther(Duration.ofMillis(value));
+		}
+		return Acquisition.lost();
+	}
+
+	@Override
+	public Release release(String name, String owner, int heldCount) {
+		Long reply = this.redis.execute(LockScripts.RELEASE, List.of(this.keys.lock(name)), owner,
+				String.valueOf(heldCount), this.keys.releaseChannel(name));
+		if (reply == null) {
+			throw new IllegalStateException("Redis returned no reply to the release of lock '" + name + "'");
+		}
+		if (reply == 1) {
+			return Release.RELEASED;
+		}
+		return (reply == 0) ? Release.DECREMENTED : Release.NOT_HELD;
+	}
+
+	/**
+	 * Undoes one acquisition attempt if, and only if, the hold still belongs to that attempt.
+	 * @param name the lock's name
+	 * @param owner the owner id
+	 * @param attemptId the id given to the attempt's acquire
+	 * @return whether a hold was deleted
+	 */
+	public boolean abandon(String name, String owner, String attemptId) {
+		Long reply = this.redis.execute(LockScripts.ABANDON, List.of(this.keys.lock(name)), owner, attemptId,
+				this.keys.releaseChannel(name));
+		return reply != null && reply == 1;
+	}
+
+	@Override
+	public List<Boolean> renew(List<HoldRef> holds, Duration lease) {
+		if (!this.keys.cluster()) {
+			return renewInOneScript(holds, lease);
+		}
+		// A script may only touch keys of one slot: one call per slot.
+		Map<Integer, List<Integer>> bySlot = new LinkedHashMap<>();
+		for (int i = 0; i < holds.size(); i++) {
+			bySlot.computeIfAbsent(this.keys.slot(holds.get(i).name()), slot -> new ArrayList<>()).add(i);
+		}
+		Boolean[] renewed = new Boolean[holds.size()];
+		for (List<Integer> indexes : bySlot.values()) {
+			List<Boolean> slotResult = renewInOneScript(indexes.stream().map(holds::get).toList(), lease);
+			for (int j = 0; j < indexes.size(); j++) {
+				renewed[indexes.get(j)] = slotResult.get(j);
+			}
+		}
+		return List.of(renewed);
+	}
+
+	private List<Boolean> renewInOneScript(List<HoldRef> holds, Duration lease) {
+		List<String> lockKeys = new ArrayList<>(holds.size());
+		Object[] args = new Object[holds.size() + 1];
+		args[0] = String.valueOf(lease.toMillis());
+		for (int i = 0; i < holds.size(); i++) {
+			lockKeys.add(this.keys.lock(holds.get(i).name()));
+			args[i + 1] = holds.get(i).owner();
+		}
+		List<?> reply = this.redis.execute(LockScripts.RENEW, lockKeys, args);
+		List<Boolean> renewed = new ArrayList<>(holds.size());
+		for (int i = 0; i < holds.size(); i++) {
+			renewed.add(number(reply, i, holds.get(i).name()) == 1);
+		}
+		return renewed;
+	}
+
+	@Override
+	public boolean isHeldBy(String name, String owner) {
+		return this.redis.opsForHash().hasKey(this.keys.lock(name), owner);
+	}
+
+	@Override
+	public Duration remainingLease(String name) {
+		Long millis = this.redis.getExpire(this.keys.lock(name), TimeUnit.MILLISECONDS);
+		if (millis == null || millis == -2) {
+			return Duration.ZERO;
+		}
+		// -1: a key without expiry, which our scripts never create; someone else wrote it.
+		return (millis == -1) ? Duration.ofMillis(Long.MAX_VALUE) : Duration.ofMillis(millis);
+	}
+
+	@Override
+	public AutoCloseable subscribe(String name, Consumer<String> onRelease) {
+		return this.subscriber.subscribe(this.keys.releaseChannel(name), onRelease);
+	}
+
+	@Override
+	public void close() {
+		this.subscriber.close();
+	}
+
+	private static boolean isCluster(RedisConnectionFactory connectionFactory) {
+		return connectionFactory instanceof LettuceConnectionFactory lettuce && lettuce.isClusterAware();
+	}
+
+	private static long number(List<?> reply, int index, String name) {
+		if (reply == null || reply.size() <= index || !(reply.get(index) instanceof Number number)) {
+			throw new IllegalStateException("Unexpected Redis reply " + reply + " for lock '" + name + "'");
+		}
+		return number.longValue();
+	}
+
+}

@@ -1,0 +1,534 @@
+package io.distlock.contract;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import io.distlock.DistLock;
+import io.distlock.LockBackendException;
+import io.distlock.LockListener;
+import io.distlock.LockLostException;
+import io.distlock.LockRegistry;
+import io.distlock.LostHold;
+import io.distlock.testing.ThreadStates;
+
+/**
+ * What every lock backend must do, run against real servers. A backend's test extends this class
+ * and says how to make independent clients, crash one, and disturb the backend.
+ *
+ * <p>"Client" means what one application instance has: its own connections, watchdog and
+ * subscriptions. Two clients in one JVM behave like two processes.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+public abstract class LockRegistryContract {
+
+	/** A watchdog lease short enough that tests can wait out several of them. */
+	protected static final Duration SHORT_WATCHDOG = Duration.ofMillis(600);
+
+	private final List<AutoCloseable> cleanUps = new ArrayList<>();
+
+	private final ExecutorService threads = Executors.newCachedThreadPool();
+
+	/**
+	 * A new client with its own connections, watchdog and subscriptions.
+	 * @param watchdogTimeout the lease of locks taken without one
+	 * @param listeners told about lost holds
+	 * @return the client's registry
+	 */
+	protected abstract LockRegistry newClient(Duration watchdogTimeout, LockListener... listeners);
+
+	/**
+	 * Ends a client as a crash would: no more renewals, no releases, connections gone.
+	 * @param client a registry from {@link #newClient}
+	 */
+	protected abstract void crash(LockRegistry client);
+
+	/**
+	 * A counter kept in the backend's world (not in this JVM), initially 0.
+	 * @param name distinguishes counters
+	 * @return the counter
+	 */
+	protected abstract SharedCounter sharedCounter(String name);
+
+	/** Drops whatever server-side cache of prepared statements or scripts the backend relies on. */
+	protected abstract void flushServerSideScripts();
+
+	/** Restarts the backend's servers, losing their data, and waits until they answer again. */
+	protected abstract void restartServers();
+
+	/** Stops the backend's servers; {@link #restartServers()} brings them back. */
+	protected abstract void stopServers();
+
+	/**
+	 * Whether the backend issues fencing tokens. One that cannot issue sound ones (Redlock) must say
+	 * so instead of handing out numbers that do not always grow.
+	 */
+	protected boolean offersFencingTokens() {
+		return true;
+	}
+
+	/**
+	 * How fast a waiter of another client must get a released lock: median and slowest of ten. A
+	 * backend with release notifications hands over in a few milliseconds; one that polls (a
+	 * database table) within its polling interval.
+	 */
+	protected Duration[] handoffLimits() {
+		return new Duration[] { Duration.ofMillis(20), Duration.ofMillis(50) };
+	}
+
+	/**
+	 * Whether restarting the servers loses their data (Redis without persistence), so that holds
+	 * taken before are lost; a database keeps them.
+	 */
+	protected boolean restartLosesData() {
+		return true;
+	}
+
+	/** @return a client with the default watchdog */
+	protected LockRegistry newClient() {
+		return newClient(Duration.ofSeconds(30));
+	}
+
+	/** Closes something after the test. */
+	protected <T extends AutoCloseable> T closeAfterTest(T closeable) {
+		this.cleanUps.add(closeable);
+		return closeable;
+	}
+
+	@AfterEach
+	void closeClients() throws Exception {
+		this.threads.shutdownNow();
+		Collections.reverse(this.cleanUps);
+		for (AutoCloseable closeable : this.cleanUps) {
+			closeable.close();
+		}
+	}
+
+	@Test
+	void mutualExclusionAcrossClientsKeepsEveryUpdate() throws Exception {
+		int threadsPerClient = 4;
+		int iterations = 300;
+		List<LockRegistry> clients = List.of(newClient(), newClient());
+		SharedCounter counter = sharedCounter("mutex");
+		AtomicInteger inside = new AtomicInteger();
+		AtomicInteger overlaps = new AtomicInteger();
+		CountDownLatch start = new CountDownLatch(1);
+		List<Future<?>> workers = new ArrayList<>();
+		for (LockRegistry client : clients) {
+			for (int t = 0; t < threadsPerClient; t++) {
+				workers.add(this.threads.submit(() -> {
+					start.await();
+					DistLock lock = client.getLock("counter");
+					for (int i = 0; i < iterations; i++) {
+						lock.lock();
+						try {
+							if (inside.incrementAndGet() > 1) {
+								overlaps.incrementAndGet();
+							}
+							counter.set(counter.get() + 1);
+							inside.decrementAndGet();
+						}
+						finally {
+							lock.unlock();
+						}
+					}
+					return null;
+				}));
+			}
+		}
+		start.countDown();
+		for (Future<?> worker : workers) {
+			worker.get(100, TimeUnit.SECONDS);
+		}
+		assertThat(overlaps).hasValue(0);
+		assertThat(counter.get()).isEqualTo(2L * threadsPerClient * iterations);
+	}
+
+	@Test
+	void withoutTheLockTheSameWorkloadLosesUpdates() throws Exception {
+		// The control for the test above: its counter does break when nothing excludes the writers.
+		SharedCounter counter = sharedCounter("control");
+		CountDownLatch start = new CountDownLatch(1);
+		List<Future<?>> workers = new ArrayList<>();
+		for (int t = 0; t < 8; t++) {
+			workers.add(this.threads.submit(() -> {
+				start.await();
+				for (int i = 0; i < 300; i++) {
+					counter.set(counter.get() + 1);
+				}
+				return null;
+			}));
+		}
+		start.countDown();
+		for (Future<?> worker : workers) {
+			worker.get(60, TimeUnit.SECONDS);
+		}
+		assertThat(counter.get()).isLessThan(8 * 300);
+	}
+
+	@Test
+	void reentrantHoldsMustAllBeReleased() throws Exception {
+		DistLock mine = newClient().getLock("reentrant");
+		DistLock theirs = newClient().getLock("reentrant");
+		mine.lock();
+		mine.lock();
+		assertThat(mine.tryLock(Duration.ofMillis(100))).isTrue();
+		assertThat(mine.getHoldCount()).isEqualTo(3);
+		long token = offersFencingTokens() ? mine.getFencingToken() : 0;
+
+		mine.unlock();
+		mine.unlock();
+		assertThat(mine.getHoldCount()).isEqualTo(1);
+		if (offersFencingTokens()) {
+			assertThat(mine.getFencingToken()).isEqualTo(token);
+		}
+		assertThat(mine.isHeldByCurrentThread()).isTrue();
+		assertThat(otherThreadTryLock(theirs)).isFalse();
+
+		mine.unlock();
+		assertThat(mine.getHoldCount()).isZero();
+		assertThat(mine.isLocked()).isFalse();
+		assertThat(otherThreadTryLock(theirs)).isTrue();
+	}
+
+	@Test
+	void anotherClientCannotReleaseMyLock() throws Exception {
+		DistLock mine = newClient().getLock("owned");
+		DistLock theirs = newClient().getLock("owned");
+		mine.lock();
+		assertThatThrownBy(theirs::unlock).isInstanceOf(IllegalMonitorStateException.class).hasMessageContaining("owned");
+		assertThat(mine.isLocked()).isTrue();
+		assertThat(otherThreadTryLock(theirs)).isFalse();
+		mine.unlock();
+	}
+
+	@Test
+	void anotherThreadOfMyClientCannotReleaseMyLock() throws Exception {
+		LockRegistry client = newClient();
+		DistLock lock = client.getLock("thread-owned");
+		lock.lock();
+		Future<?> attempt = this.threads.submit(() -> client.getLock("thread-owned").unlock());
+		assertThatThrownBy(() -> attempt.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(IllegalMonitorStateException.class);
+		assertThat(lock.isHeldByCurrentThread()).isTrue();
+		assertThat(lock.getHoldCount()).isEqualTo(1);
+		lock.unlock();
+	}
+
+	@Test
+	void crashedHolderIsReplacedAfterItsLease() throws Exception {
+		LockRegistry crashing = newClient(SHORT_WATCHDOG);
+		DistLock survivor = newClient().getLock("crash");
+		crashing.getLock("crash").lock();
+		long crashedAt = System.nanoTime();
+		crash(crashing);
+
+		assertThat(otherThreadTryLock(survivor)).isFalse();
+		assertThat(survivor.tryLock(Duration.ofSeconds(10))).isTrue();
+		assertThat(Duration.ofNanos(System.nanoTime() - crashedAt)).isGreaterThan(SHORT_WATCHDOG.dividedBy(2));
+		survivor.unlock();
+	}
+
+	@Test
+	void watchdogKeepsHoldPastThreeLeasesAndStopsAfterRelease() throws Exception {
+		List<LostHold> lost = new CopyOnWriteArrayList<>();
+		LockRegistry client = newClient(SHORT_WATCHDOG, lost::add);
+		DistLock mine = client.getLock("renewed");
+		DistLock theirs = newClient().getLock("renewed");
+		mine.lock();
+
+		await().during(SHORT_WATCHDOG.multipliedBy(3)).atMost(SHORT_WATCHDOG.multipliedBy(5))
+			.until(() -> !otherThreadTryLock(theirs));
+		assertThat(mine.isHeldByCurrentThread()).isTrue();
+
+		mine.unlock();
+		assertThat(client.heldLocks()).isEmpty();
+		assertThat(otherThreadTryLock(theirs, Duration.ofMillis(300))).isTrue();
+		// A watchdog still renewing after release would now find the lock gone (or someone else's)
+		// and report the hold lost.
+		await().during(SHORT_WATCHDOG.multipliedBy(2)).atMost(SHORT_WATCHDOG.multipliedBy(4)).until(lost::isEmpty);
+	}
+
+	@Test
+	void watchdogStopsWhenTheOwningThreadDies() throws Exception {
+		LockRegistry client = newClient(SHORT_WATCHDOG);
+		DistLock theirs = newClient().getLock("orphan");
+		Thread owner = new Thread(() -> client.getLock("orphan").lock());
+		owner.start();
+		owner.join(10_000);
+		assertThat(client.heldLocks()).hasSize(1);
+
+		assertThat(theirs.tryLock(Duration.ofSeconds(10))).isTrue();
+		assertThat(client.heldLocks()).isEmpty();
+		theirs.unlock();
+	}
+
+	@Test
+	void explicitLeaseExpiresAndTheLateUnlockSaysSo() throws Exception {
+		DistLock mine = newClient().getLock("leased");
+		DistLock theirs = newClient().getLock("leased");
+		mine.lock(Duration.ofMillis(300));
+		long lockedAt = System.nanoTime();
+
+		assertThat(otherThreadTryLock(theirs, Duration.ofSeconds(5))).isTrue();
+		assertThat(Duration.ofNanos(System.nanoTime() - lockedAt)).isGreaterThan(Duration.ofMillis(200));
+		assertThatThrownBy(mine::unlock).isInstanceOf(LockLostException.class).hasMessageContaining("leased");
+		assertThat(mine.getHoldCount()).isZero();
+	}
+
+	@Test
+	void tryLockTimesOutOnAHeldLock() throws Exception {
+		DistLock mine = newClient().getLock("busy");
+		DistLock theirs = newClient().getLock("busy");
+		mine.lock();
+		long start = System.nanoTime();
+		assertThat(otherThreadTryLock(theirs, Duration.ofMillis(250))).isFalse();
+		Duration waited = Duration.ofNanos(System.nanoTime() - start);
+		assertThat(waited).isGreaterThanOrEqualTo(Duration.ofMillis(250)).isLessThan(Duration.ofSeconds(3));
+		mine.unlock();
+	}
+
+	@Test
+	void waiterAcquiresPromptlyAfterRelease() throws Exception {
+		DistLock mine = newClient().getLock("handoff");
+		LockRegistry other = newClient();
+		List<Long> handoffMicros = new ArrayList<>();
+		for (int round = 0; round < 13; round++) {
+			mine.lock();
+			AtomicLong acquiredAt = new AtomicLong();
+			CountDownLatch waiting = new CountDownLatch(1);
+			Thread waiter = new Thread(() -> {
+				DistLock theirs = other.getLock("handoff");
+				try {
+					waiting.countDown();
+					if (theirs.tryLock(Duration.ofSeconds(20))) {
+						acquiredAt.set(System.nanoTime());
+						theirs.unlock();
+					}
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+			});
+			waiter.start();
+			waiting.await();
+			// Parked in the wait, not still on its way there: the watchdog TTL (30 s) is all it would
+			// otherwise wake up for.
+			await().atMost(Duration.ofSeconds(10)).until(() -> ThreadStates.parkedWaitingForRelease(waiter));
+			mine.unlock();
+			long releasedAt = System.nanoTime();
+			waiter.join(20_000);
+			assertThat(acquiredAt.get()).as("waiter acquired in round %d", round).isPositive();
+			if (round >= 3) {
+				handoffMicros.add(TimeUnit.NANOSECONDS.toMicros(acquiredAt.get() - releasedAt));
+			}
+		}
+		Collections.sort(handoffMicros);
+		Duration[] limits = handoffLimits();
+		assertThat(handoffMicros.get(handoffMicros.size() / 2)).as("median handoff µs of %s", handoffMicros)
+			.isLessThan(limits[0].toNanos() / 1000);
+		assertThat(handoffMicros.get(handoffMicros.size() - 1)).as("slowest handoff µs of %s", handoffMicros)
+			.isLessThan(limits[1].toNanos() / 1000);
+	}
+
+	@Test
+	void queuedThreadsOfOneClientAreServedInArrivalOrder() throws Exception {
+		DistLock mine = newClient().getLock("fifo");
+		LockRegistry other = newClient();
+		mine.lock();
+		List<Integer> order = new CopyOnWriteArrayList<>();
+		List<Thread> waiters = new ArrayList<>();
+		for (int i = 0; i < 4; i++) {
+			int position = i;
+			Thread waiter = new Thread(() -> {
+				DistLock lock = other.getLock("fifo");
+				try {
+					if (lock.tryLock(Duration.ofSeconds(30))) {
+						order.add(position);
+						lock.unlock();
+					}
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+			});
+			waiter.start();
+			// Each one parked before the next arrives, so arrival order is known.
+			await().atMost(Duration.ofSeconds(10)).until(() -> ThreadStates.parkedWaitingForRelease(waiter));
+			waiters.add(waiter);
+		}
+		mine.unlock();
+		for (Thread waiter : waiters) {
+			waiter.join(30_000);
+		}
+		assertThat(order).containsExactly(0, 1, 2, 3);
+	}
+
+	@Test
+	void lockInterruptiblyAnswersInterrupts() throws Exception {
+		LockRegistry other = newClient();
+		DistLock mine = newClient().getLock("interruptible");
+		mine.lock();
+		CompletableFuture<Throwable> outcome = new CompletableFuture<>();
+		Thread waiter = new Thread(() -> {
+			try {
+				other.getLock("interruptible").lockInterruptibly();
+				outcome.complete(null);
+			}
+			catch (Throwable ex) {
+				outcome.complete(ex);
+			}
+		});
+		waiter.start();
+		await().atMost(Duration.ofSeconds(10)).until(() -> ThreadStates.parkedWaitingForRelease(waiter));
+		waiter.interrupt();
+		assertThat(outcome.get(2, TimeUnit.SECONDS)).isInstanceOf(InterruptedException.class);
+		assertThat(other.heldLocks()).isEmpty();
+		assertThat(mine.isHeldByCurrentThread()).isTrue();
+		mine.unlock();
+	}
+
+	@Test
+	void lockIgnoresInterruptsButKeepsTheFlag() throws Exception {
+		LockRegistry other = newClient();
+		DistLock mine = newClient().getLock("uninterruptible");
+		mine.lock();
+		CompletableFuture<Boolean> interruptedAfterLock = new CompletableFuture<>();
+		Thread waiter = new Thread(() -> {
+			DistLock theirs = other.getLock("uninterruptible");
+			theirs.lock();
+			interruptedAfterLock.complete(Thread.currentThread().isInterrupted());
+			theirs.unlock();
+		});
+		waiter.start();
+		await().atMost(Duration.ofSeconds(10)).until(() -> ThreadStates.parkedWaitingForRelease(waiter));
+		waiter.interrupt();
+		assertThat(interruptedAfterLock).isNotDone();
+		mine.unlock();
+		assertThat(interruptedAfterLock.get(10, TimeUnit.SECONDS)).isTrue();
+	}
+
+	@Test
+	void fencingTokensGrowWithEveryNewHolder() throws Exception {
+		if (!offersFencingTokens()) {
+			DistLock lock = newClient().getLock("fenced");
+			lock.lock();
+			assertThatThrownBy(lock::getFencingToken).isInstanceOf(UnsupportedOperationException.class)
+				.hasMessageContaining("no fencing token");
+			lock.unlock();
+			return;
+		}
+		List<DistLock> locks = List.of(newClient().getLock("fenced"), newClient().getLock("fenced"));
+		long previous = 0;
+		for (int i = 0; i < 10; i++) {
+			DistLock lock = locks.get(i % 2);
+			lock.lock();
+			long token = lock.getFencingToken();
+			assertThat(token).isGreaterThan(previous);
+			lock.lock();
+			assertThat(lock.getFencingToken()).as("a reentrant hold keeps its token").isEqualTo(token);
+			lock.unlock();
+			lock.unlock();
+			previous = token;
+		}
+		assertThatThrownBy(locks.get(0)::getFencingToken).isInstanceOf(IllegalMonitorStateException.class);
+	}
+
+	@Test
+	void survivesAFlushOfServerSideScripts() throws Exception {
+		DistLock lock = newClient().getLock("flushed");
+		lock.lock();
+		flushServerSideScripts();
+		lock.unlock();
+		assertThat(lock.isLocked()).isFalse();
+		assertThat(lock.tryLock()).isTrue();
+		lock.unlock();
+	}
+
+	@Test
+	void survivesAServerRestart() throws Exception {
+		List<LostHold> lost = new CopyOnWriteArrayList<>();
+		LockRegistry client = newClient(SHORT_WATCHDOG, lost::add);
+		DistLock held = client.getLock("restart-held");
+		held.lock();
+		restartServers();
+
+		DistLock lock = client.getLock("restart");
+		await().atMost(Duration.ofSeconds(20)).pollInSameThread().ignoreExceptions().until(lock::tryLock);
+		assertThat(lock.isHeldByCurrentThread()).isTrue();
+		lock.unlock();
+		if (!restartLosesData()) {
+			// The database kept the hold, and the watchdog kept renewing it.
+			assertThat(held.isHeldByCurrentThread()).isTrue();
+			held.unlock();
+			assertThat(lost).isEmpty();
+			return;
+		}
+		// The restart wiped the watchdog hold: the owner is told, not left believing it holds the lock.
+		await().atMost(Duration.ofSeconds(10)).until(() -> !lost.isEmpty());
+		assertThat(lost.get(0).lockName()).isEqualTo("restart-held");
+		assertThatThrownBy(held::unlock).isInstanceOf(LockLostException.class);
+	}
+
+	@Test
+	void timedAcquisitionFailsWithinItsWaitWhenTheBackendIsDown() throws Exception {
+		DistLock lock = newClient().getLock("down");
+		assertThat(lock.tryLock()).isTrue();
+		lock.unlock();
+		stopServers();
+		try {
+			long start = System.nanoTime();
+			assertThatThrownBy(() -> lock.tryLock(Duration.ofMillis(1500))).isInstanceOf(LockBackendException.class)
+				.hasMessageContaining("'down'");
+			assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofMillis(2500));
+			assertThat(lock.getHoldCount()).isZero();
+			assertThat(Thread.currentThread().isInterrupted()).as("the deadline's interrupt does not leak").isFalse();
+		}
+		finally {
+			restartServers();
+		}
+	}
+
+	@Test
+	void rejectsBadArguments() {
+		LockRegistry client = newClient();
+		assertThatThrownBy(() -> client.getLock(" ")).isInstanceOf(IllegalArgumentException.class);
+		assertThatThrownBy(() -> client.getLock("x").lock(Duration.ZERO)).isInstanceOf(IllegalArgumentException.class)
+			.hasMessageContaining("'x'");
+		assertThatThrownBy(() -> client.getLock("x").unlock()).isInstanceOf(IllegalMonitorStateException.class);
+		assertThatThrownBy(() -> client.getLock("x").newCondition()).isInstanceOf(UnsupportedOperationException.class);
+	}
+
+	/** tryLock from a thread other than the test's, which may hold the same name itself. */
+	protected boolean otherThreadTryLock(DistLock lock) throws Exception {
+		return otherThreadTryLock(lock, Duration.ZERO);
+	}
+
+	protected boolean otherThreadTryLock(DistLock lock, Duration wait) throws Exception {
+		return this.threads.submit(() -> {
+			boolean acquired = lock.tryLock(wait);
+			if (acquired) {
+				lock.unlock();
+			}
+			return acquired;
+		}).get(wait.toMillis() + 30_000, TimeUnit.MILLISECONDS);
+	}
+
+}

@@ -1,0 +1,178 @@
+package io.distlock.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import io.distlock.DistLock;
+import io.distlock.embedded.RedisClusterProcess;
+import io.distlock.embedded.RedisServerProcess;
+import io.distlock.testing.ThreadStates;
+
+/**
+ * What is particular to Redis Cluster: a lock's keys share a slot, renewals are batched per slot,
+ * and a release on any master wakes waiters subscribed through any node.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class RedisClusterLockTest {
+
+	private static RedisClusterProcess cluster;
+
+	private RedisTestClients clients;
+
+	@BeforeAll
+	static void startCluster() {
+		cluster = RedisClusterProcess.start(3);
+	}
+
+	@AfterAll
+	static void stopCluster() {
+		cluster.close();
+	}
+
+	@BeforeEach
+	void setUp() {
+		cluster.flushAll();
+		this.clients = new RedisTestClients(cluster);
+	}
+
+	@AfterEach
+	void tearDown() throws Exception {
+		this.clients.close();
+	}
+
+	@Test
+	void aLocksKeysShareItsSlotAndFencingCountersStayFew() {
+		RedisKeys keys = new RedisKeys("distlock", true);
+		Set<String> counters = new HashSet<>();
+		for (int i = 0; i < 5000; i++) {
+			String name = "order:" + i;
+			assertThat(ClusterSlotTags.slot(keys.fencingCounter(name))).isEqualTo(ClusterSlotTags.slot(keys.lock(name)));
+			counters.add(keys.fencingCounter(name));
+		}
+		assertThat(counters.size()).isLessThanOrEqualTo(16384);
+	}
+
+	@Test
+	void locksOnEveryMasterAreTakenRenewedInPerSlotBatchesAndReleased() throws Exception {
+		RedisLockRegistry registry = this.clients.registry(Duration.ofMillis(300));
+		int holds = 120;
+		ExecutorService threads = Executors.newFixedThreadPool(holds);
+		CountDownLatch allHeld = new CountDownLatch(holds);
+		CountDownLatch release = new CountDownLatch(1);
+		try {
+			for (int i = 0; i < holds; i++) {
+				DistLock lock = registry.getLock("spread:" + i);
+				threads.submit(() -> {
+					lock.lock();
+					allHeld.countDown();
+					release.await();
+					lock.unlock();
+					return null;
+				});
+			}
+			assertThat(allHeld.await(30, TimeUnit.SECONDS)).isTrue();
+			assertThat(keysPerMaster()).allSatisfy(count -> assertThat(count).isPositive());
+			long before = registry.watchdogRenewals();
+			await().atMost(Duration.ofSeconds(10)).until(() -> registry.watchdogRenewals() >= before + 2L * holds);
+			assertThat(countKeys("distlock:{spread:*")).as("every lock is still held, leases later").isEqualTo(holds);
+		}
+		finally {
+			release.countDown();
+			threads.shutdown();
+			threads.awaitTermination(20, TimeUnit.SECONDS);
+		}
+		assertThat(registry.heldLocks()).isEmpty();
+		assertThat(countKeys("distlock:{spread:*")).isZero();
+		assertThat(keysPerMaster().stream().mapToLong(Long::longValue).sum()).as("only fencing counters are left")
+			.isEqualTo(countKeys("distlock:fencing:*"));
+	}
+
+	@Test
+	void releaseOnAnyMasterWakesAWaiterPromptly() throws Exception {
+		RedisLockRegistry holder = this.clients.registry(Duration.ofSeconds(30));
+		RedisLockRegistry waiter = this.clients.registry(Duration.ofSeconds(30));
+		ExecutorService threads = Executors.newCachedThreadPool();
+		try {
+			// Names whose keys live on different masters than the waiter's subscription connection.
+			for (String name : namesOnEachMaster()) {
+				DistLock held = holder.getLock(name);
+				held.lock();
+				AtomicReference<Thread> waiting = new AtomicReference<>();
+				Future<Long> acquiredAt = threads.submit(() -> {
+					waiting.set(Thread.currentThread());
+					DistLock lock = waiter.getLock(name);
+					if (!lock.tryLock(Duration.ofSeconds(20))) {
+						return -1L;
+					}
+					long now = System.nanoTime();
+					lock.unlock();
+					return now;
+				});
+				// Parked after its failed attempt: without the release message it would sleep the 30 s TTL.
+				await().atMost(Duration.ofSeconds(10))
+					.until(() -> waiting.get() != null && ThreadStates.parkedWaitingForRelease(waiting.get()));
+				held.unlock();
+				long releasedAt = System.nanoTime();
+				long acquired = acquiredAt.get(20, TimeUnit.SECONDS);
+				assertThat(acquired).as("waiter on %s acquired", name).isPositive();
+				assertThat(Duration.ofNanos(acquired - releasedAt)).as("wake-up for %s", name).isLessThan(Duration.ofSeconds(2));
+			}
+		}
+		finally {
+			threads.shutdownNow();
+		}
+	}
+
+	private List<String> namesOnEachMaster() {
+		List<String> names = new ArrayList<>();
+		int masters = cluster.masters().size();
+		for (int master = 0; master < masters; master++) {
+			int from = master * 16384 / masters;
+			int to = (master + 1) * 16384 / masters;
+			for (int i = 0;; i++) {
+				int slot = ClusterSlotTags.slot("distlock:{wake:" + i + "}");
+				if (slot >= from && slot < to) {
+					names.add("wake:" + i);
+					break;
+				}
+			}
+		}
+		return names;
+	}
+
+	private List<Long> keysPerMaster() {
+		List<Long> counts = new ArrayList<>();
+		for (RedisServerProcess master : cluster.masters()) {
+			counts.add(Long.parseLong(master.query("DBSIZE").trim()));
+		}
+		return counts;
+	}
+
+	private long countKeys(String pattern) {
+		long count = 0;
+		for (RedisServerProcess master : cluster.masters()) {
+			count += master.query("KEYS", pattern).lines().filter(line -> !line.isBlank()).count();
+		}
+		return count;
+	}
+
+}

@@ -1,0 +1,232 @@
+package io.distlock.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.Timeout;
+import org.springframework.data.redis.core.RedisCallback;
+import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.data.redis.core.types.RedisClientInfo;
+
+import io.distlock.DistLock;
+import io.distlock.LockLostException;
+import io.distlock.LostHold;
+import io.distlock.core.LockBackend.Acquisition;
+import io.distlock.core.LockBackend.Release;
+import io.distlock.testing.RedisServerExtension;
+
+/**
+ * What is particular to the Redis backend: its representation, idempotent scripts, bounded memory on
+ * both sides, and the shared subscription connection.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class RedisLockRegistryTest {
+
+	@RegisterExtension
+	static final RedisServerExtension redisServer = new RedisServerExtension();
+
+	private RedisTestClients clients;
+
+	private StringRedisTemplate redis;
+
+
+
+	@BeforeEach
+	void setUp() {
+		this.clients = new RedisTestClients(redisServer.server());
+		this.redis = this.clients.template();
+	}
+
+	@AfterEach
+	void tearDown() throws Exception {
+		this.clients.close();
+	}
+
+	@Test
+	void lockIsAHashOfOwnerToHoldCountWithItsFencingToken() {
+		RedisLockRegistry registry = this.clients.registry(Duration.ofSeconds(30));
+		DistLock lock = registry.getLock("order:42");
+		lock.lock();
+		lock.lock();
+		Map<Object, Object> hash = this.redis.opsForHash().entries("distlock:{order:42}");
+		String owner = registry.options().clientId() + ":" + Thread.currentThread().getId();
+		assertThat(hash).containsEntry(owner, "2").containsEntry(":token", Long.toString(lock.getFencingToken())).hasSize(2);
+		assertThat(this.redis.getExpire("distlock:{order:42}", TimeUnit.MILLISECONDS)).isBetween(20_000L, 30_000L);
+		lock.unlock();
+		lock.unlock();
+		assertThat(this.redis.hasKey("distlock:{order:42}")).isFalse();
+	}
+
+	@Test
+	void reSentReleaseOfAReentrantHoldIsAppliedOnce() {
+		RedisLockBackend backend = new RedisLockBackend(this.clients.connectionFactory(), "distlock");
+		assertThat(backend.acquire("resent", "c:1", 0, Duration.ofSeconds(30)).status()).isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(backend.acquire("resent", "c:1", 1, Duration.ofSeconds(30)).status()).isEqualTo(Acquisition.Status.ACQUIRED);
+
+		// The same release twice, as Lettuce re-sends a command after a reconnect.
+		assertThat(backend.release("resent", "c:1", 2)).isEqualTo(Release.DECREMENTED);
+		assertThat(backend.release("resent", "c:1", 2)).isEqualTo(Release.DECREMENTED);
+		assertThat(this.redis.opsForHash().get("distlock:{resent}", "c:1")).isEqualTo("1");
+		assertThat(backend.isHeldBy("resent", "c:1")).isTrue();
+		backend.close();
+	}
+
+	@Test
+	void reSentAcquisitionCountsOnce() {
+		RedisLockBackend backend = new RedisLockBackend(this.clients.connectionFactory(), "distlock");
+		long token = backend.acquire("resent", "c:1", 0, Duration.ofSeconds(30)).token();
+		assertThat(backend.acquire("resent", "c:1", 0, Duration.ofSeconds(30)).token()).isEqualTo(token);
+		backend.acquire("resent", "c:1", 1, Duration.ofSeconds(30));
+		backend.acquire("resent", "c:1", 1, Duration.ofSeconds(30));
+		assertThat(this.redis.opsForHash().get("distlock:{resent}", "c:1")).isEqualTo("2");
+		assertThat(backend.release("resent", "c:1", 2)).isEqualTo(Release.DECREMENTED);
+		assertThat(backend.release("resent", "c:1", 1)).isEqualTo(Release.RELEASED);
+		backend.close();
+	}
+
+	@Test
+	void abandoningAnOldAttemptCannotDeleteTheHoldANewerAttemptTookOver() {
+		RedisLockBackend backend = new RedisLockBackend(this.clients.connectionFactory(), "distlock");
+		backend.acquire("attempts", "c:1", 0, Duration.ofSeconds(30), "attempt-1");
+		// The owner's next attempt finds its leftover hold before the undo of the first arrives.
+		assertThat(backend.acquire("attempts", "c:1", 0, Duration.ofSeconds(30), "attempt-2").status())
+			.isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(backend.abandon("attempts", "c:1", "attempt-1")).isFalse();
+		assertThat(backend.isHeldBy("attempts", "c:1")).isTrue();
+
+		assertThat(backend.abandon("attempts", "c:1", "attempt-2")).isTrue();
+		assertThat(backend.isHeldBy("attempts", "c:1")).isFalse();
+		backend.close();
+	}
+
+	@Test
+	void twentyThousandOneOffNamesLeaveNothingBehind() {
+		RedisLockRegistry registry = this.clients.registry(Duration.ofSeconds(30));
+		for (int i = 0; i < 20_000; i++) {
+			DistLock lock = registry.getLock("one-off:" + i);
+			lock.lock();
+			lock.unlock();
+		}
+		// Only the fencing counter remains in Redis, and no per-name state in the client.
+		assertThat(this.redis.execute((RedisCallback<Long>) connection -> connection.serverCommands().dbSize())).isEqualTo(1L);
+		assertThat(this.redis.opsForValue().get("distlock:fencing")).isEqualTo("20000");
+		assertThat(registry.heldLocks()).isEmpty();
+		assertThat(registry.waitingLockNames()).isZero();
+	}
+
+	@Test
+	void waitersOfManyDistinctLocksShareOneSubscriptionConnection() throws Exception {
+		int names = 200;
+		RedisLockRegistry holder = this.clients.registry(Duration.ofSeconds(30));
+		RedisLockRegistry waiter = this.clients.registry(Duration.ofSeconds(30));
+		List<DistLock> held = new ArrayList<>();
+		for (int i = 0; i < names; i++) {
+			DistLock lock = holder.getLock("many:" + i);
+			lock.lock();
+			held.add(lock);
+		}
+		ExecutorService threads = Executors.newFixedThreadPool(names);
+		try {
+			CountDownLatch started = new CountDownLatch(names);
+			List<Future<Boolean>> outcomes = new ArrayList<>();
+			for (int i = 0; i < names; i++) {
+				String name = "many:" + i;
+				outcomes.add(threads.submit(() -> {
+					started.countDown();
+					DistLock lock = waiter.getLock(name);
+					boolean acquired = lock.tryLock(Duration.ofSeconds(25));
+					if (acquired) {
+						lock.unlock();
+					}
+					return acquired;
+				}));
+			}
+			started.await();
+			await().atMost(Duration.ofSeconds(20)).until(() -> waiter.waitingLockNames() == names);
+			assertThat(pubSubConnections()).isEqualTo(1);
+
+			long releasing = System.nanoTime();
+			held.forEach(DistLock::unlock);
+			for (Future<Boolean> outcome : outcomes) {
+				assertThat(outcome.get(20, TimeUnit.SECONDS)).isTrue();
+			}
+			// Well under the 30 s TTL the waiters would otherwise sleep for.
+			assertThat(Duration.ofNanos(System.nanoTime() - releasing)).isLessThan(Duration.ofSeconds(5));
+			assertThat(waiter.waitingLockNames()).isZero();
+		}
+		finally {
+			threads.shutdownNow();
+		}
+	}
+
+	@Test
+	void watchdogReportsAHoldDeletedBehindItsBack() throws Exception {
+		List<LostHold> lost = new CopyOnWriteArrayList<>();
+		RedisLockRegistry registry = this.clients.registry(Duration.ofMillis(300), lost::add);
+		DistLock lock = registry.getLock("deleted");
+		lock.lock();
+		this.redis.delete("distlock:{deleted}");
+
+		await().atMost(Duration.ofSeconds(5)).until(() -> !lost.isEmpty());
+		assertThat(lost.get(0).lockName()).isEqualTo("deleted");
+		assertThat(lost.get(0).reason()).contains("no longer held");
+		assertThat(registry.heldLocks()).singleElement().satisfies(hold -> assertThat(hold.lost()).isTrue());
+		assertThatThrownBy(lock::unlock).isInstanceOf(LockLostException.class).hasMessageContaining("'deleted'");
+		assertThat(registry.heldLocks()).isEmpty();
+	}
+
+	@Test
+	void watchdogRenewsManyHoldsInBatches() throws Exception {
+		RedisLockRegistry registry = this.clients.registry(Duration.ofMillis(300));
+		int holds = 600;
+		ExecutorService threads = Executors.newFixedThreadPool(holds);
+		CountDownLatch allHeld = new CountDownLatch(holds);
+		CountDownLatch release = new CountDownLatch(1);
+		try {
+			for (int i = 0; i < holds; i++) {
+				DistLock lock = registry.getLock("batch:" + i);
+				threads.submit(() -> {
+					lock.lock();
+					allHeld.countDown();
+					release.await();
+					lock.unlock();
+					return null;
+				});
+			}
+			assertThat(allHeld.await(30, TimeUnit.SECONDS)).isTrue();
+			long before = registry.watchdogRenewals();
+			await().atMost(Duration.ofSeconds(10)).until(() -> registry.watchdogRenewals() >= before + 2L * holds);
+			// Several leases later, every lock is still there.
+			assertThat(this.redis.keys("distlock:{batch:*")).hasSize(holds);
+		}
+		finally {
+			release.countDown();
+			threads.shutdown();
+			threads.awaitTermination(20, TimeUnit.SECONDS);
+		}
+		assertThat(registry.heldLocks()).isEmpty();
+	}
+
+	private long pubSubConnections() {
+		List<RedisClientInfo> clientInfos = this.redis.execute((RedisCallback<List<RedisClientInfo>>) connection -> connection
+			.serverCommands().getClientList());
+		return clientInfos.stream().filter(info -> info.getFlags() != null && info.getFlags().contains("P")).count();
+	}
+
+}

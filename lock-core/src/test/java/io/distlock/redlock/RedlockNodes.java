@@ -1,0 +1,79 @@
+package io.distlock.redlock;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import io.distlock.LockListener;
+import io.distlock.core.LockEngineOptions;
+import io.distlock.embedded.RedisServerProcess;
+
+/**
+ * Five independent {@code redis-server} masters and the Redlock clients the tests build on them.
+ */
+final class RedlockNodes implements AutoCloseable {
+
+	static final RedlockSettings SETTINGS = new RedlockSettings(Duration.ofMillis(150), 0.01, Duration.ofMillis(2),
+			Duration.ofMillis(10));
+
+	private final List<RedisServerProcess> servers = new ArrayList<>();
+
+	private final List<AutoCloseable> clients = new ArrayList<>();
+
+	RedlockNodes(int count) {
+		for (int i = 0; i < count; i++) {
+			this.servers.add(RedisServerProcess.start());
+		}
+	}
+
+	List<RedisServerProcess> servers() {
+		return this.servers;
+	}
+
+	RedlockLockRegistry client(Duration watchdogTimeout, LockListener... listeners) {
+		List<LettuceConnectionFactory> factories = new ArrayList<>();
+		for (RedisServerProcess server : this.servers) {
+			// A short command timeout keeps calls to a dead or paused node from piling up.
+			LettuceConnectionFactory factory = new LettuceConnectionFactory(
+					new RedisStandaloneConfiguration(server.host(), server.port()),
+					LettuceClientConfiguration.builder().commandTimeout(Duration.ofSeconds(1)).build());
+			factory.afterPropertiesSet();
+			factory.start();
+			factories.add(factory);
+		}
+		LockEngineOptions.Builder options = LockEngineOptions.builder().watchdogTimeout(watchdogTimeout);
+		for (LockListener listener : listeners) {
+			options.listener(listener);
+		}
+		RedlockLockRegistry registry = RedlockLockRegistry.owning(factories, "distlock", SETTINGS, options.build());
+		this.clients.add(registry);
+		return registry;
+	}
+
+	void flushAll() {
+		for (RedisServerProcess server : this.servers) {
+			if (!server.isRunning()) {
+				server.restart();
+			}
+			server.command("FLUSHALL");
+		}
+	}
+
+	void closeClients() throws Exception {
+		for (AutoCloseable client : this.clients) {
+			client.close();
+		}
+		this.clients.clear();
+	}
+
+	@Override
+	public void close() throws Exception {
+		closeClients();
+		this.servers.forEach(RedisServerProcess::close);
+	}
+
+}

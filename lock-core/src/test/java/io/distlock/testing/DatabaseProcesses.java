@@ -1,0 +1,111 @@
+package io.distlock.testing;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.stream.Stream;
+
+/**
+ * What the MariaDB and PostgreSQL fixtures do alike: run a set-up tool, start the server with its
+ * output in a log, wait until it accepts JDBC connections, and clean up.
+ */
+final class DatabaseProcesses {
+
+	private static final long START_TIMEOUT_MILLIS = 60_000;
+
+	private DatabaseProcesses() {
+	}
+
+	/** Runs a tool to completion; fails with its output if it fails. */
+	static void runTool(List<String> command, Path log) {
+		try {
+			Process tool = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+			if (!tool.waitFor(120, TimeUnit.SECONDS) || tool.exitValue() != 0) {
+				throw new IllegalStateException(command + " failed: " + Files.readString(log));
+			}
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	/**
+	 * Starts the server and waits until {@code adminUrl} accepts connections; {@code onJvmExit} gets
+	 * the process when the JVM exits, so that no server outlives the tests.
+	 * @return the running server process
+	 */
+	static Process startAndAwait(List<String> command, Path log, String adminUrl, Consumer<Process> onJvmExit) {
+		Process process;
+		try {
+			process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("Could not start " + command, ex);
+		}
+		Process started = process;
+		Runtime.getRuntime().addShutdownHook(new Thread(() -> onJvmExit.accept(started)));
+		long deadline = System.currentTimeMillis() + START_TIMEOUT_MILLIS;
+		while (System.currentTimeMillis() < deadline) {
+			try (Connection connection = DriverManager.getConnection(adminUrl)) {
+				return process;
+			}
+			catch (SQLException notYet) {
+				if (!process.isAlive()) {
+					throw new IllegalStateException(command.get(0) + " exited at start; see " + log);
+				}
+				try {
+					Thread.sleep(100);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+					throw new IllegalStateException(ex);
+				}
+			}
+		}
+		throw new IllegalStateException(command.get(0) + " did not accept connections at " + adminUrl + " within "
+				+ START_TIMEOUT_MILLIS + " ms; see " + log);
+	}
+
+	static void execute(String url, String sql) {
+		try (Connection connection = DriverManager.getConnection(url)) {
+			connection.createStatement().execute(sql);
+		}
+		catch (SQLException ex) {
+			throw new IllegalStateException("Could not run " + sql, ex);
+		}
+	}
+
+	/** Waits for a stopping process, killing it if it lingers. */
+	static void awaitExit(Process process) {
+		try {
+			if (!process.waitFor(30, TimeUnit.SECONDS)) {
+				process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
+	static void deleteRecursively(Path directory) {
+		try (Stream<Path> files = Files.walk(directory)) {
+			files.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+		}
+		catch (IOException ex) {
+			// A leftover temporary directory is harmless.
+		}
+	}
+
+}

@@ -1,0 +1,130 @@
+package io.distlock.testing;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import io.distlock.embedded.RedisServerProcess;
+
+/**
+ * A private MariaDB server for tests: {@code mariadbd} on a free port with a temporary data
+ * directory, reading no configuration files, started and stopped by the test. Needs MariaDB's server
+ * binaries installed ({@code .ci/run} installs them).
+ */
+public final class MariaDbServerProcess implements AutoCloseable {
+
+	private static final boolean ROOT = "root".equals(System.getProperty("user.name"));
+
+	private final Path directory;
+
+	private final int port;
+
+	private Process process;
+
+	private MariaDbServerProcess(Path directory, int port) {
+		this.directory = directory;
+		this.port = port;
+	}
+
+	/** @return whether MariaDB's server binaries are installed here */
+	public static boolean installed() {
+		try {
+			binary("mariadbd", "mysqld");
+			binary("mariadb-install-db", "mysql_install_db");
+			return true;
+		}
+		catch (IllegalStateException ex) {
+			return false;
+		}
+	}
+
+	/** @return a started server with an empty database {@code distlock} */
+	public static MariaDbServerProcess start() {
+		try {
+			Path directory = Files.createTempDirectory("distlock-mariadb-");
+			MariaDbServerProcess server = new MariaDbServerProcess(directory, RedisServerProcess.freePort());
+			server.install();
+			server.launch();
+			server.execute("CREATE DATABASE IF NOT EXISTS distlock");
+			return server;
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+	}
+
+	/** @return a JDBC URL of the {@code distlock} database */
+	public String jdbcUrl() {
+		return "jdbc:mariadb://127.0.0.1:" + this.port + "/distlock?user=root";
+	}
+
+	/** Stops the server; {@link #restart()} starts it again on the same data and port. */
+	public synchronized void stop() {
+		if (this.process != null && this.process.isAlive()) {
+			this.process.destroy();
+			DatabaseProcesses.awaitExit(this.process);
+		}
+	}
+
+	/** Stops and starts the server; its data survives, as a database's does. */
+	public synchronized void restart() {
+		stop();
+		launch();
+	}
+
+	@Override
+	public void close() {
+		stop();
+		DatabaseProcesses.deleteRecursively(this.directory);
+	}
+
+	private void install() {
+		List<String> command = new ArrayList<>(List.of(binary("mariadb-install-db", "mysql_install_db"), "--no-defaults",
+				"--datadir=" + this.directory.resolve("data"), "--auth-root-authentication-method=normal",
+				"--skip-test-db"));
+		if (ROOT) {
+			command.add("--user=root");
+		}
+		DatabaseProcesses.runTool(command, this.directory.resolve("install.log"));
+	}
+
+	private void launch() {
+		List<String> command = new ArrayList<>(List.of(binary("mariadbd", "mysqld"), "--no-defaults",
+				"--datadir=" + this.directory.resolve("data"), "--port=" + this.port, "--bind-address=127.0.0.1",
+				"--socket=" + this.directory.resolve("mysqld.sock"), "--pid-file=" + this.directory.resolve("mysqld.pid"),
+				"--skip-grant-tables", "--skip-log-bin", "--innodb-buffer-pool-size=32M", "--max-connections=500"));
+		if (ROOT) {
+			command.add("--user=root");
+		}
+		this.process = DatabaseProcesses.startAndAwait(command, this.directory.resolve("mariadbd.log"), adminUrl(),
+				Process::destroyForcibly);
+	}
+
+	private String adminUrl() {
+		return "jdbc:mariadb://127.0.0.1:" + this.port + "/?user=root";
+	}
+
+	private void execute(String sql) {
+		DatabaseProcesses.execute(adminUrl(), sql);
+	}
+
+	private static String binary(String... names) {
+		String path = System.getenv("PATH");
+		List<String> directories = new ArrayList<>(List.of(((path != null) ? path : "").split(java.io.File.pathSeparator)));
+		directories.addAll(List.of("/usr/sbin", "/usr/bin", "/usr/local/bin", "/usr/local/sbin", "/usr/libexec"));
+		for (String name : names) {
+			for (String directory : directories) {
+				Path candidate = Path.of(directory, name);
+				if (!directory.isBlank() && Files.isExecutable(candidate)) {
+					return candidate.toString();
+				}
+			}
+		}
+		throw new IllegalStateException("None of " + List.of(names) + " is installed; install MariaDB's server "
+				+ "(apt-get install mariadb-server) to run the MariaDB lock tests");
+	}
+
+}
