@@ -1,0 +1,143 @@
+package io.distlock.autoconfigure;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import javax.sql.DataSource;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import io.distlock.LockListener;
+import io.distlock.LockRegistry;
+import io.distlock.core.LockEngineOptions;
+import io.distlock.redis.RedisLockRegistry;
+import io.distlock.jdbc.JdbcLockBackend;
+import io.distlock.jdbc.JdbcLockRegistry;
+import io.distlock.redlock.RedlockLockRegistry;
+
+/**
+ * Creates the {@link LockRegistry}: Redlock when {@code distlock.redlock.nodes} is set, otherwise on
+ * the application's own Redis connection factory, so that single-node, Sentinel and Cluster set-ups
+ * configured under {@code spring.data.redis.*} just work. Backs off when the application defines its
+ * own registry.
+ */
+@AutoConfiguration(after = DataRedisAutoConfiguration.class,
+		afterName = "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration")
+@ConditionalOnClass({ RedisConnectionFactory.class, RedisLockRegistry.class })
+@ConditionalOnProperty(prefix = "distlock", name = "enabled", havingValue = "true", matchIfMissing = true)
+@EnableConfigurationProperties(DistLockProperties.class)
+@Import({ DistLockAutoConfiguration.RedlockRegistryConfiguration.class,
+		DistLockAutoConfiguration.RedisRegistryConfiguration.class, DistLockAutoConfiguration.JdbcRegistryConfiguration.class })
+public class DistLockAutoConfiguration {
+
+	private static final Logger log = LoggerFactory.getLogger(DistLockAutoConfiguration.class);
+
+	@Bean
+	@ConditionalOnMissingBean
+	ApplicationEventLockListener distLockEventPublisher(org.springframework.context.ApplicationEventPublisher publisher) {
+		return new ApplicationEventLockListener(publisher);
+	}
+
+	static LockEngineOptions engineOptions(DistLockProperties properties, ObjectProvider<LockListener> listeners) {
+		LockEngineOptions.Builder options = LockEngineOptions.builder()
+			.watchdogTimeout(properties.getWatchdog().getTimeout());
+		listeners.orderedStream().forEach(options::listener);
+		return options.build();
+	}
+
+	/**
+	 * Redlock, when {@code distlock.redlock.nodes} lists the independent masters; it owns one
+	 * connection per node.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnProperty(prefix = "distlock", name = "backend", havingValue = "redis", matchIfMissing = true)
+	@Conditional(OnRedlockNodesCondition.class)
+	static class RedlockRegistryConfiguration {
+
+		@Bean(destroyMethod = "close")
+		@ConditionalOnMissingBean(LockRegistry.class)
+		RedlockLockRegistry redlockLockRegistry(DistLockProperties properties, ObjectProvider<LockListener> listeners) {
+			DistLockProperties.Redlock redlock = properties.getRedlock();
+			if (redlock.getNodes().size() % 2 == 0) {
+				log.warn("distlock.redlock.nodes lists {} masters, an even number: a majority of {} needs {} nodes, so it "
+						+ "tolerates no more failures than {} nodes would. Use an odd number (3, 5, 7).",
+						redlock.getNodes().size(), redlock.getNodes().size(), redlock.getNodes().size() / 2 + 1,
+						redlock.getNodes().size() - 1);
+			}
+			// Commands to a dead or frozen node must not hold threads for Lettuce's default minute.
+			Duration commandTimeout = redlock.getNodeTimeout().multipliedBy(10).compareTo(Duration.ofSeconds(1)) > 0
+					? redlock.getNodeTimeout().multipliedBy(10) : Duration.ofSeconds(1);
+			List<LettuceConnectionFactory> nodes = new ArrayList<>();
+			for (String uri : redlock.getNodes()) {
+				LettuceConnectionFactory node = new LettuceConnectionFactory(
+						LettuceConnectionFactory.createRedisConfiguration(uri),
+						LettuceClientConfiguration.builder().commandTimeout(commandTimeout).build());
+				node.afterPropertiesSet();
+				node.start();
+				nodes.add(node);
+			}
+			return RedlockLockRegistry.owning(nodes, properties.getKeyPrefix(), redlock.toSettings(),
+					engineOptions(properties, listeners));
+		}
+
+	}
+
+	/**
+	 * A single Redis deployment (standalone, Sentinel or Cluster) through the application's own
+	 * connection factory.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnProperty(prefix = "distlock", name = "backend", havingValue = "redis", matchIfMissing = true)
+	@Conditional(OnRedlockNodesCondition.Absent.class)
+	static class RedisRegistryConfiguration {
+
+		@Bean(destroyMethod = "close")
+		@ConditionalOnMissingBean(LockRegistry.class)
+		@ConditionalOnSingleCandidate(RedisConnectionFactory.class)
+		RedisLockRegistry redisLockRegistry(RedisConnectionFactory connectionFactory, DistLockProperties properties,
+				ObjectProvider<LockListener> listeners) {
+			return new RedisLockRegistry(connectionFactory, properties.getKeyPrefix(), engineOptions(properties, listeners));
+		}
+
+	}
+
+	/**
+	 * The table lock on the application's DataSource, with {@code distlock.backend=jdbc}.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnProperty(prefix = "distlock", name = "backend", havingValue = "jdbc")
+	@ConditionalOnClass(name = "org.springframework.jdbc.core.JdbcTemplate")
+	static class JdbcRegistryConfiguration {
+
+		@Bean(destroyMethod = "close")
+		@ConditionalOnMissingBean(LockRegistry.class)
+		@ConditionalOnSingleCandidate(DataSource.class)
+		JdbcLockRegistry jdbcLockRegistry(DataSource dataSource, DistLockProperties properties,
+				ObjectProvider<LockListener> listeners) {
+			JdbcLockBackend backend = new JdbcLockBackend(dataSource, properties.getJdbc().getTableName());
+			if (properties.getJdbc().isCreateSchema()) {
+				backend.createSchema();
+			}
+			return new JdbcLockRegistry(backend, engineOptions(properties, listeners));
+		}
+
+	}
+
+}

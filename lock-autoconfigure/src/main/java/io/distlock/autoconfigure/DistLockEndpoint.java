@@ -1,0 +1,76 @@
+package io.distlock.autoconfigure;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+
+import io.distlock.HoldInfo;
+import io.distlock.core.LockEngine;
+
+/**
+ * The {@code distlock} Actuator endpoint: the locks this instance holds and the locks its threads
+ * wait for. Read-only: force-releasing a hold from outside would break the very exclusion the lock
+ * exists for, so it is not offered.
+ */
+@Endpoint(id = "distlock")
+public class DistLockEndpoint {
+
+	private final LockEngine engine;
+
+	DistLockEndpoint(LockEngine engine) {
+		this.engine = engine;
+	}
+
+	/** @return this instance's holds and waiters */
+	@ReadOperation
+	public LocksDescriptor locks() {
+		List<HoldDescriptor> holds = this.engine.heldLocks().stream().map(this::describe).toList();
+		return new LocksDescriptor(holds, this.engine.waiters());
+	}
+
+	private HoldDescriptor describe(HoldInfo hold) {
+		Duration leaseLeft;
+		try {
+			leaseLeft = this.engine.remainingLease(hold.lockName());
+		}
+		catch (RuntimeException unreachable) {
+			leaseLeft = null;
+		}
+		return new HoldDescriptor(hold.logicalName(), hold.lockName(), hold.threadName(), hold.origin(), hold.since(), leaseLeft,
+				hold.renewals(), (hold.fencingToken() >= 0) ? hold.fencingToken() : null, hold.holdCount(),
+				hold.watchdog(), hold.lost());
+	}
+
+	/**
+	 * What the endpoint answers.
+	 *
+	 * @param holds the locks held by this instance's threads
+	 * @param waiters per lock name, how many threads wait for it
+	 */
+	public record LocksDescriptor(List<HoldDescriptor> holds, Map<String, Integer> waiters) {
+	}
+
+	/**
+	 * One hold.
+	 *
+	 * @param name the lock's logical name (the annotation's name, or Class.method), if known
+	 * @param lock the lock's key (the resolved key)
+	 * @param thread the owning thread
+	 * @param method the code that acquired it, if known
+	 * @param heldSince when it was acquired
+	 * @param leaseLeft how long the backend keeps it without renewal; null if the backend did not answer
+	 * @param renewals how often the watchdog renewed it
+	 * @param fencingToken the hold's token; null for backends without tokens (Redlock)
+	 * @param holdCount reentrant holds
+	 * @param watchdog whether the watchdog renews it
+	 * @param lost whether it is known to be lost
+	 */
+	public record HoldDescriptor(String name, String lock, String thread, String method, Instant heldSince, Duration leaseLeft,
+			long renewals, Long fencingToken, int holdCount, boolean watchdog, boolean lost) {
+	}
+
+}

@@ -1,0 +1,28 @@
+package io.distlock.autoconfigure;
+
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.context.annotation.Bean;
+
+import io.distlock.core.LockEngine;
+
+/**
+ * The {@code distlock} health indicator, when Spring Boot's health support is present.
+ */
+@AutoConfiguration(after = DistLockAutoConfiguration.class)
+@ConditionalOnClass(HealthIndicator.class)
+@ConditionalOnEnabledHealthIndicator("distlock")
+public class DistLockHealthContributorAutoConfiguration {
+
+	@Bean(name = "distlockHealthIndicator")
+	@ConditionalOnMissingBean(name = "distlockHealthIndicator")
+	@ConditionalOnBean(LockEngine.class)
+	DistLockHealthIndicator distlockHealthIndicator(LockEngine engine) {
+		return new DistLockHealthIndicator(engine);
+	}
+
+}

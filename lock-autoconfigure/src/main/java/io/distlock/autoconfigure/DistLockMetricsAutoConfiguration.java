@@ -1,0 +1,95 @@
+package io.distlock.autoconfigure;
+
+import java.time.Duration;
+import java.util.Locale;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.context.annotation.Bean;
+
+import io.distlock.aop.DistributedLockObserver;
+import io.distlock.core.LockEngine;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.MeterBinder;
+
+/**
+ * Micrometer meters for distlock, when Micrometer is present:
+ * <ul>
+ * <li>{@code distlock.acquire} (timer; tags {@code lock}, {@code outcome} = acquired, timed_out,
+ * failed): how long {@code @DistributedLock} calls took to get their locks;</li>
+ * <li>{@code distlock.held} (timer; tag {@code lock}): how long they held them;</li>
+ * <li>{@code distlock.holds.active}, {@code distlock.waiters} (gauges): holds and waiting threads
+ * of this instance now;</li>
+ * <li>{@code distlock.watchdog.renewals}, {@code distlock.watchdog.failures},
+ * {@code distlock.holds.lost} (counters).</li>
+ * </ul>
+ * The {@code lock} tag is the annotation's {@code name}, or {@code SimpleClassName.method}: never
+ * the resolved key, so per-order keys cannot explode the number of series.
+ */
+@AutoConfiguration(after = DistLockAutoConfiguration.class)
+@ConditionalOnClass(MeterRegistry.class)
+public class DistLockMetricsAutoConfiguration {
+
+	@Bean
+	@ConditionalOnBean(LockEngine.class)
+	MeterBinder distLockEngineMeters(LockEngine engine) {
+		return registry -> {
+			Gauge.builder("distlock.holds.active", engine, LockEngine::activeHolds)
+				.description("Locks held by this instance's threads now")
+				.register(registry);
+			Gauge.builder("distlock.waiters", engine, LockEngine::waitingThreads)
+				.description("Threads of this instance waiting for a lock now")
+				.register(registry);
+			FunctionCounter.builder("distlock.watchdog.renewals", engine, LockEngine::watchdogRenewals)
+				.description("Leases renewed by the watchdog")
+				.register(registry);
+			FunctionCounter.builder("distlock.watchdog.failures", engine, LockEngine::watchdogRenewalFailures)
+				.description("Lease renewals that failed because the backend could not be reached")
+				.register(registry);
+			FunctionCounter.builder("distlock.holds.lost", engine, LockEngine::lostHolds)
+				.description("Holds lost before their owner released them")
+				.register(registry);
+		};
+	}
+
+	@Bean
+	DistributedLockObserver distLockMetricsObserver(ObjectProvider<MeterRegistry> registries) {
+		return new MicrometerObserver(registries);
+	}
+
+	/** Records {@code @DistributedLock} timings into every meter registry. */
+	static final class MicrometerObserver implements DistributedLockObserver {
+
+		private final ObjectProvider<MeterRegistry> registries;
+
+		MicrometerObserver(ObjectProvider<MeterRegistry> registries) {
+			this.registries = registries;
+		}
+
+		@Override
+		public void acquisition(String lockName, Outcome outcome, Duration waited) {
+			this.registries.forEach(registry -> Timer.builder("distlock.acquire")
+				.description("Time @DistributedLock methods took to acquire their locks")
+				.tag("lock", lockName)
+				.tag("outcome", outcome.name().toLowerCase(Locale.ROOT))
+				.register(registry)
+				.record(waited));
+		}
+
+		@Override
+		public void released(String lockName, Duration heldFor) {
+			this.registries.forEach(registry -> Timer.builder("distlock.held")
+				.description("Time @DistributedLock methods held their locks")
+				.tag("lock", lockName)
+				.register(registry)
+				.record(heldFor));
+		}
+
+	}
+
+}

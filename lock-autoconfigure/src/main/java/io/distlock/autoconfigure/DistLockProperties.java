@@ -1,0 +1,369 @@
+package io.distlock.autoconfigure;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+import org.springframework.beans.factory.InitializingBean;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.core.Ordered;
+
+import io.distlock.redlock.RedlockSettings;
+import io.lettuce.core.RedisURI;
+
+/**
+ * Settings of distlock, under {@code distlock.*}. Unknown keys under the prefix fail start-up, so a
+ * misspelt property is not silently ignored.
+ */
+@ConfigurationProperties(prefix = "distlock", ignoreUnknownFields = false)
+public class DistLockProperties implements InitializingBean {
+
+	/** Just outside {@code @Transactional}, whose advisor has the lowest precedence by default. */
+	public static final int DEFAULT_ADVISOR_ORDER = Ordered.LOWEST_PRECEDENCE - 100;
+
+	/**
+	 * Whether to create the lock registry and apply @DistributedLock.
+	 */
+	private boolean enabled = true;
+
+	/**
+	 * Where locks are kept: REDIS (the Redis of spring.data.redis, or Redlock when
+	 * distlock.redlock.nodes is set) or JDBC (a table in the application's DataSource).
+	 */
+	private Backend backend = Backend.REDIS;
+
+	/**
+	 * Prefix of every Redis key and channel distlock uses; lets several applications share one Redis.
+	 */
+	private String keyPrefix = "distlock";
+
+	/**
+	 * How long a @DistributedLock method waits for its lock when the annotation sets no waitTime. 0
+	 * means fail at once if the lock is held.
+	 */
+	private Duration waitTime = Duration.ofSeconds(3);
+
+	/**
+	 * How long a @DistributedLock method may hold its lock when the annotation sets no leaseTime.
+	 * Unset: the watchdog keeps the lock for as long as the method runs.
+	 */
+	private Duration leaseTime;
+
+	/**
+	 * Order of the @DistributedLock advisor. Must be lower (outer) than @Transactional's, so that the
+	 * lock is released only after the transaction has committed.
+	 */
+	private int advisorOrder = DEFAULT_ADVISOR_ORDER;
+
+	private final Watchdog watchdog = new Watchdog();
+
+	private final Redlock redlock = new Redlock();
+
+	private final Jdbc jdbc = new Jdbc();
+
+	public boolean isEnabled() {
+		return this.enabled;
+	}
+
+	public void setEnabled(boolean enabled) {
+		this.enabled = enabled;
+	}
+
+	public String getKeyPrefix() {
+		return this.keyPrefix;
+	}
+
+	public void setKeyPrefix(String keyPrefix) {
+		this.keyPrefix = keyPrefix;
+	}
+
+	public Duration getWaitTime() {
+		return this.waitTime;
+	}
+
+	public void setWaitTime(Duration waitTime) {
+		this.waitTime = waitTime;
+	}
+
+	public Duration getLeaseTime() {
+		return this.leaseTime;
+	}
+
+	public void setLeaseTime(Duration leaseTime) {
+		this.leaseTime = leaseTime;
+	}
+
+	public int getAdvisorOrder() {
+		return this.advisorOrder;
+	}
+
+	public void setAdvisorOrder(int advisorOrder) {
+		this.advisorOrder = advisorOrder;
+	}
+
+	public Watchdog getWatchdog() {
+		return this.watchdog;
+	}
+
+	public Redlock getRedlock() {
+		return this.redlock;
+	}
+
+	public Jdbc getJdbc() {
+		return this.jdbc;
+	}
+
+	public Backend getBackend() {
+		return this.backend;
+	}
+
+	public void setBackend(Backend backend) {
+		this.backend = backend;
+	}
+
+	@Override
+	public void afterPropertiesSet() {
+		if (this.keyPrefix == null || this.keyPrefix.isBlank() || this.keyPrefix.contains("{")
+				|| this.keyPrefix.contains("}")) {
+			throw new InvalidDistLockPropertyException("distlock.key-prefix", this.keyPrefix,
+					"must be non-blank and contain no '{' or '}' (they are Redis Cluster hash tags)",
+					"Set distlock.key-prefix to a plain name such as 'distlock' or 'orders-locks'.");
+		}
+		if (this.waitTime == null || this.waitTime.isNegative()) {
+			throw new InvalidDistLockPropertyException("distlock.wait-time", this.waitTime, "must be zero or positive",
+					"Set distlock.wait-time to a duration such as 500ms or 3s (0 means do not wait).");
+		}
+		if (this.leaseTime != null && (this.leaseTime.isNegative() || this.leaseTime.isZero())) {
+			throw new InvalidDistLockPropertyException("distlock.lease-time", this.leaseTime, "must be positive",
+					"Set distlock.lease-time to a duration such as 30s, or remove it to let the watchdog renew locks.");
+		}
+		Duration timeout = this.watchdog.getTimeout();
+		if (timeout == null || timeout.compareTo(Duration.ofMillis(30)) < 0) {
+			throw new InvalidDistLockPropertyException("distlock.watchdog.timeout", timeout, "must be at least 30ms",
+					"Set distlock.watchdog.timeout to a duration such as 30s; locks are renewed every third of it.");
+		}
+		this.redlock.validate();
+		if (this.backend == Backend.JDBC && this.redlock.isConfigured()) {
+			throw new InvalidDistLockPropertyException("distlock.backend", this.backend,
+					"is JDBC, but distlock.redlock.nodes is set too; a lock lives in one backend",
+					"Remove distlock.redlock.nodes to lock in the database, or set distlock.backend=redis for Redlock.");
+		}
+		if (!JDBC_TABLE.matcher(this.jdbc.getTableName()).matches()) {
+			throw new InvalidDistLockPropertyException("distlock.jdbc.table-name", this.jdbc.getTableName(),
+					"must be a plain SQL identifier (letters, digits, _)", "Set distlock.jdbc.table-name to e.g. distributed_locks.");
+		}
+		if (!this.watchdog.isEnabled() && this.leaseTime == null) {
+			throw new InvalidDistLockPropertyException("distlock.lease-time", null,
+					"must be set when distlock.watchdog.enabled=false, or @DistributedLock methods would hold their "
+							+ "locks with no expiry",
+					"Set distlock.lease-time (e.g. 30s) longer than your slowest locked method, or re-enable the watchdog.");
+		}
+	}
+
+	private static final java.util.regex.Pattern JDBC_TABLE = java.util.regex.Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}");
+
+	/** Where locks are kept. */
+	public enum Backend {
+
+		/** Redis: single server, Sentinel or Cluster via spring.data.redis, or Redlock. */
+		REDIS,
+
+		/** A table in the application's DataSource (MySQL, MariaDB, PostgreSQL, H2). */
+		JDBC
+
+	}
+
+	/**
+	 * The table lock, with distlock.backend=jdbc.
+	 */
+	public static class Jdbc {
+
+		/**
+		 * The lock table; its fencing counter is the table <name>_fencing.
+		 */
+		private String tableName = "distributed_locks";
+
+		/**
+		 * Whether to create the tables at start-up if they do not exist (from the DDL shipped for the
+		 * database). Off by default: most teams manage schema with Flyway or Liquibase.
+		 */
+		private boolean createSchema;
+
+		public String getTableName() {
+			return this.tableName;
+		}
+
+		public void setTableName(String tableName) {
+			this.tableName = tableName;
+		}
+
+		public boolean isCreateSchema() {
+			return this.createSchema;
+		}
+
+		public void setCreateSchema(boolean createSchema) {
+			this.createSchema = createSchema;
+		}
+
+	}
+
+	/**
+	 * Redlock: the same locks over several independent Redis masters, held by a majority of them.
+	 */
+	public static class Redlock {
+
+		/**
+		 * Redis URIs of the independent masters (redis://host:port), at least 3 and preferably an
+		 * odd number. When set, locks use Redlock instead of spring.data.redis.
+		 */
+		private List<String> nodes = new ArrayList<>();
+
+		/**
+		 * How long one node may take to answer before it counts as failed. Keep it small against the
+		 * lease.
+		 */
+		private Duration nodeTimeout = RedlockSettings.DEFAULTS.nodeTimeout();
+
+		/**
+		 * Share of the lease allowed for clock drift; the allowance is lease * factor + 2ms.
+		 */
+		private double clockDriftFactor = RedlockSettings.DEFAULTS.clockDriftFactor();
+
+		/**
+		 * The least pause before retrying after a failed attempt.
+		 */
+		private Duration retryDelay = RedlockSettings.DEFAULTS.retryDelay();
+
+		/**
+		 * The most random time added to the retry pause, so that competing clients do not retry in
+		 * lockstep.
+		 */
+		private Duration retryJitter = RedlockSettings.DEFAULTS.retryJitter();
+
+		public List<String> getNodes() {
+			return this.nodes;
+		}
+
+		public void setNodes(List<String> nodes) {
+			this.nodes = nodes;
+		}
+
+		public Duration getNodeTimeout() {
+			return this.nodeTimeout;
+		}
+
+		public void setNodeTimeout(Duration nodeTimeout) {
+			this.nodeTimeout = nodeTimeout;
+		}
+
+		public double getClockDriftFactor() {
+			return this.clockDriftFactor;
+		}
+
+		public void setClockDriftFactor(double clockDriftFactor) {
+			this.clockDriftFactor = clockDriftFactor;
+		}
+
+		public Duration getRetryDelay() {
+			return this.retryDelay;
+		}
+
+		public void setRetryDelay(Duration retryDelay) {
+			this.retryDelay = retryDelay;
+		}
+
+		public Duration getRetryJitter() {
+			return this.retryJitter;
+		}
+
+		public void setRetryJitter(Duration retryJitter) {
+			this.retryJitter = retryJitter;
+		}
+
+		/** @return whether Redlock is configured */
+		public boolean isConfigured() {
+			return !this.nodes.isEmpty();
+		}
+
+		/** @return the algorithm's tuning */
+		public RedlockSettings toSettings() {
+			return new RedlockSettings(this.nodeTimeout, this.clockDriftFactor, this.retryDelay, this.retryJitter);
+		}
+
+		void validate() {
+			if (!isConfigured()) {
+				return;
+			}
+			if (this.nodes.size() < 3) {
+				throw new InvalidDistLockPropertyException("distlock.redlock.nodes", this.nodes,
+						"Redlock needs at least 3 independent masters, but " + this.nodes.size() + " are configured",
+						"List 3, 5 or 7 independent Redis masters (not replicas of one another), or remove "
+								+ "distlock.redlock.nodes to use the single Redis of spring.data.redis.");
+			}
+			Set<String> seen = new HashSet<>();
+			for (String node : this.nodes) {
+				String address;
+				try {
+					RedisURI uri = RedisURI.create(node);
+					address = uri.getHost().toLowerCase(Locale.ROOT) + ":" + uri.getPort() + "/" + uri.getDatabase();
+				}
+				catch (RuntimeException ex) {
+					throw new InvalidDistLockPropertyException("distlock.redlock.nodes", node,
+							"is not a Redis URI (" + ex.getMessage() + ")", "Write each node as redis://host:port.");
+				}
+				if (!seen.add(address)) {
+					throw new InvalidDistLockPropertyException("distlock.redlock.nodes", this.nodes,
+							"lists " + node + " twice; a duplicate would count twice towards the majority",
+							"List every independent master once.");
+				}
+			}
+			try {
+				toSettings();
+			}
+			catch (IllegalArgumentException ex) {
+				throw new InvalidDistLockPropertyException("distlock.redlock", this.nodeTimeout + "/" + this.clockDriftFactor,
+						ex.getMessage(), "Fix distlock.redlock.node-timeout, clock-drift-factor, retry-delay or retry-jitter.");
+			}
+		}
+
+	}
+
+	/**
+	 * The watchdog that renews locks taken without a lease.
+	 */
+	public static class Watchdog {
+
+		/**
+		 * Whether @DistributedLock methods without a leaseTime are kept locked by the watchdog. When
+		 * false, distlock.lease-time is required.
+		 */
+		private boolean enabled = true;
+
+		/**
+		 * The lease of watchdog-kept locks; renewed every third of it while held. A crashed holder's lock
+		 * is freed at most this long after the crash.
+		 */
+		private Duration timeout = Duration.ofSeconds(30);
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public Duration getTimeout() {
+			return this.timeout;
+		}
+
+		public void setTimeout(Duration timeout) {
+			this.timeout = timeout;
+		}
+
+	}
+
+}

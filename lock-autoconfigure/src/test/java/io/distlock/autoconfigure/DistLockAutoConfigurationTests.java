@@ -1,0 +1,289 @@
+package io.distlock.autoconfigure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+
+import io.distlock.DistLock;
+import io.distlock.HoldInfo;
+import io.distlock.LockListener;
+import io.distlock.LockRegistry;
+import io.distlock.aop.DistributedLockAdvisor;
+import io.distlock.embedded.RedisClusterProcess;
+import io.distlock.embedded.RedisServerProcess;
+import io.distlock.testing.RedisServerExtension;
+import io.distlock.redis.RedisLockRegistry;
+import io.distlock.redlock.RedlockLockRegistry;
+
+/**
+ * What the auto-configuration creates, when it backs off, and how it rejects bad settings.
+ */
+@ExtendWith(OutputCaptureExtension.class)
+class DistLockAutoConfigurationTests {
+
+	@RegisterExtension
+	static final RedisServerExtension redis = new RedisServerExtension();
+
+
+
+	private ApplicationContextRunner runner() {
+		return new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, DistLockAutoConfiguration.class,
+					DistLockAopAutoConfiguration.class))
+			.withPropertyValues("spring.data.redis.port=" + redis.server().port());
+	}
+
+	@Test
+	void createsARedisLockRegistryOnTheApplicationsConnectionAndTheAdvisor() {
+		runner().run(context -> {
+			assertThat(context).hasSingleBean(LockRegistry.class).hasSingleBean(DistributedLockAdvisor.class);
+			RedisLockRegistry registry = context.getBean(RedisLockRegistry.class);
+			assertThat(registry.options().watchdogTimeout()).isEqualTo(Duration.ofSeconds(30));
+			DistLock lock = registry.getLock("boot");
+			assertThat(lock.tryLock()).isTrue();
+			assertThat(redis.server().command("EXISTS", "distlock:{boot}")).isEqualTo(":1");
+			lock.unlock();
+		});
+	}
+
+	@Test
+	void worksUnchangedOnARedisClusterConfiguredTheSpringWay() {
+		try (RedisClusterProcess cluster = RedisClusterProcess.start(3)) {
+			new ApplicationContextRunner()
+				.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class,
+						DistLockAutoConfiguration.class))
+				.withPropertyValues("spring.data.redis.cluster.nodes=" + String.join(",", cluster.nodes()))
+				.run(context -> {
+					DistLock lock = context.getBean(LockRegistry.class).getLock("clustered");
+					assertThat(lock.tryLock()).isTrue();
+					long token = lock.getFencingToken();
+					lock.unlock();
+					assertThat(lock.tryLock()).isTrue();
+					assertThat(lock.getFencingToken()).isGreaterThan(token);
+					lock.unlock();
+				});
+		}
+	}
+
+	@Test
+	void redlockIsUsedWhenIndependentNodesAreListed() {
+		List<RedisServerProcess> masters = List.of(RedisServerProcess.start(), RedisServerProcess.start(),
+				RedisServerProcess.start());
+		try {
+			runner().withConfiguration(AutoConfigurations.of(DistLockAopAutoConfiguration.class))
+				.withPropertyValues("distlock.redlock.nodes=" + String.join(",", masters.stream().map(RedisServerProcess::uri).toList()),
+						"distlock.redlock.node-timeout=200ms")
+				.run(context -> {
+					assertThat(context).hasSingleBean(LockRegistry.class).hasSingleBean(RedlockLockRegistry.class)
+						.hasSingleBean(DistributedLockAdvisor.class);
+					DistLock lock = context.getBean(LockRegistry.class).getLock("majority");
+					assertThat(lock.tryLock()).isTrue();
+					// Redlock answers as soon as a majority agreed; the last node's write may still be in flight.
+					assertThat(masters.stream().filter(master -> master.command("EXISTS", "distlock:{majority}").equals(":1")))
+						.as("masters holding the lock").hasSizeGreaterThanOrEqualTo(2);
+					lock.unlock();
+				});
+		}
+		finally {
+			masters.forEach(RedisServerProcess::close);
+		}
+	}
+
+	@Test
+	void fewerThanThreeRedlockNodesFailStartUp() {
+		assertStartupFailure("distlock.redlock.nodes", "at least 3 independent masters", "distlock.redlock.nodes=redis://a:6379,redis://b:6379");
+	}
+
+	@Test
+	void duplicateRedlockNodesFailStartUp() {
+		assertStartupFailure("distlock.redlock.nodes", "twice", "distlock.redlock.nodes=redis://a:6379,redis://b:6379,redis://A:6379");
+	}
+
+	@Test
+	void malformedRedlockNodeFailsStartUp() {
+		assertStartupFailure("distlock.redlock.nodes", "redis://host:port", "distlock.redlock.nodes=redis://a:6379,redis://b:6379,not a uri");
+	}
+
+	@Test
+	void anEvenNumberOfRedlockNodesIsWarnedAbout(CapturedOutput output) {
+		List<RedisServerProcess> masters = List.of(RedisServerProcess.start(), RedisServerProcess.start(),
+				RedisServerProcess.start(), RedisServerProcess.start());
+		try {
+			runner().withPropertyValues(
+					"distlock.redlock.nodes=" + String.join(",", masters.stream().map(RedisServerProcess::uri).toList()))
+				.run(context -> {
+					assertThat(context).hasNotFailed().hasSingleBean(RedlockLockRegistry.class);
+					assertThat(output).contains("an even number").contains("Use an odd number");
+				});
+		}
+		finally {
+			masters.forEach(RedisServerProcess::close);
+		}
+	}
+
+	@Test
+	void jdbcBackendLocksInTheApplicationsDatabase() {
+		new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class,
+					org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration.class,
+					DistLockAutoConfiguration.class))
+			.withPropertyValues("spring.datasource.url=jdbc:h2:mem:jdbc-backend;DB_CLOSE_DELAY=-1", "distlock.backend=jdbc",
+					"distlock.jdbc.table-name=app_locks", "distlock.jdbc.create-schema=true")
+			.run(context -> {
+				assertThat(context).hasSingleBean(LockRegistry.class).hasSingleBean(io.distlock.jdbc.JdbcLockRegistry.class);
+				DistLock lock = context.getBean(LockRegistry.class).getLock("in-table");
+				assertThat(lock.tryLock()).isTrue();
+				org.springframework.jdbc.core.JdbcTemplate jdbc = new org.springframework.jdbc.core.JdbcTemplate(
+						context.getBean(javax.sql.DataSource.class));
+				assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM app_locks WHERE lock_name = 'in-table'", Integer.class))
+					.isEqualTo(1);
+				lock.unlock();
+			});
+	}
+
+	@Test
+	void jdbcBackendWithRedlockNodesFailsStartUp() {
+		assertStartupFailure("distlock.backend", "a lock lives in one backend", "distlock.backend=jdbc",
+				"distlock.redlock.nodes=redis://a:1,redis://b:1,redis://c:1");
+	}
+
+	@Test
+	void jdbcTableNameMustBeAnIdentifier() {
+		assertStartupFailure("distlock.jdbc.table-name", "plain SQL identifier", "distlock.jdbc.table-name=locks; drop table x");
+	}
+
+	@Test
+	void propertiesReachTheRegistry() {
+		LockListener listener = lost -> {
+		};
+		runner().withPropertyValues("distlock.key-prefix=orders", "distlock.watchdog.timeout=12s")
+			.withBean(LockListener.class, () -> listener)
+			.run(context -> {
+				RedisLockRegistry registry = context.getBean(RedisLockRegistry.class);
+				assertThat(registry.options().watchdogTimeout()).isEqualTo(Duration.ofSeconds(12));
+				assertThat(registry.options().listeners()).contains(listener);
+				DistLock lock = registry.getLock("prefixed");
+				lock.lock();
+				assertThat(redis.server().command("EXISTS", "orders:{prefixed}")).isEqualTo(":1");
+				lock.unlock();
+			});
+	}
+
+	@Test
+	void backsOffForTheApplicationsOwnRegistry() {
+		runner().withUserConfiguration(OwnRegistry.class).run(context -> {
+			assertThat(context).hasSingleBean(LockRegistry.class).doesNotHaveBean(RedisLockRegistry.class);
+			assertThat(context.getBean(LockRegistry.class)).isSameAs(context.getBean(OwnRegistry.class).registry);
+			assertThat(context).hasSingleBean(DistributedLockAdvisor.class);
+		});
+	}
+
+	@Test
+	void disabledCreatesNothing() {
+		runner().withPropertyValues("distlock.enabled=false").run(context -> {
+			assertThat(context).hasNotFailed().doesNotHaveBean(LockRegistry.class)
+				.doesNotHaveBean(DistributedLockAdvisor.class);
+		});
+	}
+
+	@Test
+	void withoutSpringDataRedisThereIsNoRegistry() {
+		runner().withClassLoader(new FilteredClassLoader(RedisConnectionFactory.class))
+			.run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(LockRegistry.class));
+	}
+
+	@Test
+	void blankKeyPrefixFailsStartUpNamingTheProperty() {
+		assertStartupFailure("distlock.key-prefix", "Set distlock.key-prefix", "distlock.key-prefix= ");
+	}
+
+	@Test
+	void hashTagInKeyPrefixFailsStartUp() {
+		assertStartupFailure("distlock.key-prefix", "plain name", "distlock.key-prefix=app{1}");
+	}
+
+	@Test
+	void negativeWaitTimeFailsStartUpNamingTheProperty() {
+		assertStartupFailure("distlock.wait-time", "zero or positive", "distlock.wait-time=-1s");
+	}
+
+	@Test
+	void zeroLeaseTimeFailsStartUpNamingTheProperty() {
+		assertStartupFailure("distlock.lease-time", "must be positive", "distlock.lease-time=0s");
+	}
+
+	@Test
+	void tinyWatchdogTimeoutFailsStartUpNamingTheProperty() {
+		assertStartupFailure("distlock.watchdog.timeout", "at least 30ms", "distlock.watchdog.timeout=5ms");
+	}
+
+	@Test
+	void watchdogOffWithoutALeaseFailsStartUp() {
+		assertStartupFailure("distlock.lease-time", "re-enable the watchdog", "distlock.watchdog.enabled=false");
+	}
+
+	@Test
+	void misspeltPropertyFailsStartUpInsteadOfBeingIgnored() {
+		runner().withPropertyValues("distlock.wiat-time=2s").run(context -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("distlock.wiat-time");
+		});
+	}
+
+	@Test
+	void malformedDurationFailsStartUpNamingTheProperty() {
+		runner().withPropertyValues("distlock.wait-time=soon").run(context -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).hasStackTraceContaining("Failed to bind properties under 'distlock.wait-time'");
+		});
+	}
+
+	private void assertStartupFailure(String expectedProperty, String expectedText, String... properties) {
+		runner().withPropertyValues(properties).run(context -> {
+			assertThat(context).hasFailed();
+			Throwable failure = context.getStartupFailure();
+			FailureAnalysis analysis = new InvalidDistLockPropertyFailureAnalyzer().analyze(failure);
+			assertThat(analysis).as("failure analysis of %s", failure).isNotNull();
+			assertThat(analysis.getDescription()).contains(expectedProperty);
+			assertThat(analysis.getDescription() + " " + analysis.getAction()).contains(expectedText);
+		});
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class OwnRegistry {
+
+		final LockRegistry registry = new LockRegistry() {
+			@Override
+			public DistLock getLock(String name) {
+				throw new UnsupportedOperationException();
+			}
+
+			@Override
+			public java.util.List<HoldInfo> heldLocks() {
+				return java.util.List.of();
+			}
+		};
+
+		@Bean
+		LockRegistry ownRegistry() {
+			return this.registry;
+		}
+
+	}
+
+}
