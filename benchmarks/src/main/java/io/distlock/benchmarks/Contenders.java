@@ -1,0 +1,199 @@
+package io.distlock.benchmarks;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.Lock;
+
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+import org.springframework.core.io.ClassPathResource;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.data.redis.core.script.RedisScript;
+import org.springframework.integration.redis.util.RedisLockRegistry;
+
+import io.distlock.core.LockEngineOptions;
+
+/**
+ * The libraries compared, each configured as its documentation suggests for a single Redis.
+ */
+final class Contenders {
+
+	private Contenders() {
+	}
+
+	static List<Contender> all(String host, int port) {
+		return List.of(distlock(host, port), redisson(host, port), springIntegration(host, port, RedisLockRegistry.RedisLockType.SPIN_LOCK),
+				springIntegration(host, port, RedisLockRegistry.RedisLockType.PUB_SUB_LOCK), naive(host, port));
+	}
+
+	static LettuceConnectionFactory connectionFactory(String host, int port) {
+		LettuceConnectionFactory factory = new LettuceConnectionFactory(new RedisStandaloneConfiguration(host, port));
+		factory.afterPropertiesSet();
+		factory.start();
+		return factory;
+	}
+
+	static Contender distlock(String host, int port) {
+		return new Contender() {
+			public String name() {
+				return "distlock";
+			}
+
+			public Client newClient() {
+				LettuceConnectionFactory factory = connectionFactory(host, port);
+				io.distlock.redis.RedisLockRegistry registry = new io.distlock.redis.RedisLockRegistry(factory, "bench",
+						LockEngineOptions.defaults());
+				return new Client() {
+					public Lock lock(String key) {
+						return registry.getLock(key);
+					}
+
+					public void close() {
+						registry.close();
+						factory.destroy();
+					}
+				};
+			}
+		};
+	}
+
+	static Contender redisson(String host, int port) {
+		return new Contender() {
+			public String name() {
+				return "redisson";
+			}
+
+			public Client newClient() {
+				Config config = new Config();
+				config.useSingleServer().setAddress("redis://" + host + ":" + port);
+				RedissonClient client = Redisson.create(config);
+				return new Client() {
+					public Lock lock(String key) {
+						return client.getLock("redisson:" + key);
+					}
+
+					public void close() {
+						client.shutdown();
+					}
+				};
+			}
+		};
+	}
+
+	static Contender springIntegration(String host, int port, RedisLockRegistry.RedisLockType type) {
+		return new Contender() {
+			public String name() {
+				return "spring-" + type.name().toLowerCase(java.util.Locale.ROOT).replace("_lock", "").replace('_', '-');
+			}
+
+			public Client newClient() {
+				LettuceConnectionFactory factory = connectionFactory(host, port);
+				RedisLockRegistry registry = new RedisLockRegistry(factory, "spring-" + type.name(), 30_000);
+				registry.setRedisLockType(type);
+				return new Client() {
+					public Lock lock(String key) {
+						return registry.obtain(key);
+					}
+
+					public void close() {
+						registry.destroy();
+						factory.destroy();
+					}
+				};
+			}
+		};
+	}
+
+	/** The seeds' lock: SET NX PX, 50 ms polling, Lua compare-and-delete. Two round trips a pair. */
+	static Contender naive(String host, int port) {
+		RedisScript<Long> unlock = script("io/distlock/benchmarks/naive-unlock.lua");
+		return new Contender() {
+			public String name() {
+				return "naive";
+			}
+
+			public Client newClient() {
+				LettuceConnectionFactory factory = connectionFactory(host, port);
+				StringRedisTemplate redis = new StringRedisTemplate(factory);
+				return new Client() {
+					public Lock lock(String key) {
+						return new NaiveLock(redis, unlock, "naive:" + key);
+					}
+
+					public void close() {
+						factory.destroy();
+					}
+				};
+			}
+		};
+	}
+
+	/** Not reentrant, one holder value per thread, as the seed writes it. */
+	static final class NaiveLock implements Lock {
+
+		private static final ThreadLocal<String> OWNER = ThreadLocal.withInitial(() -> UUID.randomUUID().toString());
+
+		private final StringRedisTemplate redis;
+
+		private final RedisScript<Long> unlock;
+
+		private final String key;
+
+		NaiveLock(StringRedisTemplate redis, RedisScript<Long> unlock, String key) {
+			this.redis = redis;
+			this.unlock = unlock;
+			this.key = key;
+		}
+
+		public void lock() {
+			while (!tryLock()) {
+				try {
+					Thread.sleep(50);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+					throw new IllegalStateException(ex);
+				}
+			}
+		}
+
+		public boolean tryLock() {
+			return Boolean.TRUE.equals(this.redis.opsForValue().setIfAbsent(this.key, OWNER.get(), Duration.ofSeconds(30)));
+		}
+
+		public void unlock() {
+			this.redis.execute(this.unlock, List.of(this.key), OWNER.get());
+		}
+
+		public void lockInterruptibly() {
+			lock();
+		}
+
+		public boolean tryLock(long time, TimeUnit unit) {
+			throw new UnsupportedOperationException();
+		}
+
+		public Condition newCondition() {
+			throw new UnsupportedOperationException();
+		}
+
+	}
+
+	/** Read once: a resource-backed script is stat-ed under a lock on every execution. */
+	private static RedisScript<Long> script(String resource) {
+		try {
+			return RedisScript.of(new ClassPathResource(resource).getContentAsString(java.nio.charset.StandardCharsets.UTF_8),
+					Long.class);
+		}
+		catch (java.io.IOException ex) {
+			throw new java.io.UncheckedIOException(ex);
+		}
+	}
+
+}
