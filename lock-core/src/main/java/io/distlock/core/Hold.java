@@ -19,6 +19,9 @@ final class Hold {
 
 	final long token;
 
+	/** The backend's id of this hold, passed back on release; may be null. */
+	final String holdId;
+
 	final boolean watchdog;
 
 	final Instant since;
@@ -43,10 +46,11 @@ final class Hold {
 
 	private final AtomicReference<LostHold> lost = new AtomicReference<>();
 
-	Hold(String name, String owner, long token, boolean watchdog, Instant since, Thread thread) {
+	Hold(String name, String owner, long token, String holdId, boolean watchdog, Instant since, Thread thread) {
 		this.name = name;
 		this.owner = owner;
 		this.token = token;
+		this.holdId = holdId;
 		this.watchdog = watchdog;
 		this.since = since;
 		this.thread = new WeakReference<>(thread);

@@ -25,6 +25,28 @@ public interface LockBackend extends AutoCloseable {
 	Acquisition acquire(String name, String owner, int heldCount, Duration lease);
 
 	/**
+	 * Acquires as {@link #acquire(String, String, int, Duration)}; if the lock is taken, a backend
+	 * that keeps a fair queue also queues the owner for {@code queueFor}, so that a release hands the
+	 * lock straight to the first live queued owner and announces {@link #GRANT_PREFIX}{@code <token>
+	 * <owner>} to subscribers. Calling again refreshes the owner's place; it stays first in line.
+	 * Backends without a queue ignore {@code queueFor}.
+	 * @param queueFor how long the owner stays queued without calling again; zero: do not queue
+	 * @return the outcome; {@link Acquisition.Status#ACQUIRED} also when the lock was handed over
+	 */
+	default Acquisition acquire(String name, String owner, int heldCount, Duration lease, Duration queueFor) {
+		return acquire(name, owner, heldCount, lease);
+	}
+
+	/**
+	 * The owner stops waiting: it leaves the queue, and if the lock was handed to it meanwhile (it
+	 * has not learnt of it) the hold is released, handing the lock on. A no-op without a queue.
+	 * @param name the lock's name
+	 * @param owner the owner id, which holds no hold of its own on the lock
+	 */
+	default void leaveQueue(String name, String owner) {
+	}
+
+	/**
 	 * Releases one hold of the lock; at zero the lock is freed and waiters are woken.
 	 * @param name the lock's name
 	 * @param owner the owner id
@@ -32,6 +54,17 @@ public interface LockBackend extends AutoCloseable {
 	 * @return the outcome
 	 */
 	Release release(String name, String owner, int heldCount);
+
+	/**
+	 * Releases as {@link #release(String, String, int)}, but only the hold identified by
+	 * {@code holdId}: a release that reaches a server late must not free the hold the same owner took
+	 * after it (Redlock, where one node may apply a release after the next acquisition).
+	 * @param holdId the {@link Acquisition#holdId()} of the acquisition being released, or {@code null}
+	 * @return the outcome
+	 */
+	default Release release(String name, String owner, int heldCount, String holdId) {
+		return release(name, owner, heldCount);
+	}
 
 	/**
 	 * Extends the lease of every lock that its owner still holds, in as few round trips as the
@@ -60,13 +93,17 @@ public interface LockBackend extends AutoCloseable {
 	 * subscription is effective, so that a release right after the call is not missed.
 	 * @param name the lock's name
 	 * @param onRelease called (on any thread, quickly) when the lock is released, with
-	 * {@value #RELEASED}, or with the owner id whose abandoned attempt freed it
+	 * {@value #RELEASED}, with {@value #GRANT_PREFIX}{@code <token> <owner>} when the release handed
+	 * it to a queued owner, or with the owner id whose abandoned attempt freed it
 	 * @return the subscription, to close when no longer waiting
 	 */
 	AutoCloseable subscribe(String name, Consumer<String> onRelease);
 
 	/** The notification of an ordinary release. */
 	String RELEASED = "released";
+
+	/** Starts the notification that a release handed the lock to a queued owner: {@code grant <token> <owner>}. */
+	String GRANT_PREFIX = "grant ";
 
 	/**
 	 * Checks that the backend answers, without taking any lock.
@@ -101,8 +138,10 @@ public interface LockBackend extends AutoCloseable {
 	 * @param ttl the other holder's remaining lease when {@link Status#HELD_BY_OTHER}
 	 * @param validity when acquired, how long from the start of the call the hold is guaranteed
 	 * (the lease, less what the backend must allow for elapsed time and clock drift)
+	 * @param holdId when acquired, what identifies this hold to {@link #release(String, String, int, String)},
+	 * or {@code null}
 	 */
-	record Acquisition(Status status, long token, Duration ttl, Duration validity) {
+	record Acquisition(Status status, long token, Duration ttl, Duration validity, String holdId) {
 
 		/** The token of a backend that cannot issue sound fencing tokens. */
 		public static final long NO_TOKEN = -1;
@@ -123,7 +162,17 @@ public interface LockBackend extends AutoCloseable {
 		 * @return an acquired outcome
 		 */
 		public static Acquisition acquired(long token, Duration validity) {
-			return new Acquisition(Status.ACQUIRED, token, Duration.ZERO, validity);
+			return acquired(token, validity, null);
+		}
+
+		/**
+		 * @param token the fencing token, or {@link #NO_TOKEN}
+		 * @param validity how long the hold is guaranteed from the start of the call
+		 * @param holdId what identifies the hold to a later release, or {@code null}
+		 * @return an acquired outcome
+		 */
+		public static Acquisition acquired(long token, Duration validity, String holdId) {
+			return new Acquisition(Status.ACQUIRED, token, Duration.ZERO, validity, holdId);
 		}
 
 		/**
@@ -131,12 +180,12 @@ public interface LockBackend extends AutoCloseable {
 		 * @return a held-by-other outcome
 		 */
 		public static Acquisition heldByOther(Duration ttl) {
-			return new Acquisition(Status.HELD_BY_OTHER, 0, ttl, Duration.ZERO);
+			return new Acquisition(Status.HELD_BY_OTHER, 0, ttl, Duration.ZERO, null);
 		}
 
 		/** @return a lost outcome */
 		public static Acquisition lost() {
-			return new Acquisition(Status.LOST, 0, Duration.ZERO, Duration.ZERO);
+			return new Acquisition(Status.LOST, 0, Duration.ZERO, Duration.ZERO, null);
 		}
 
 	}

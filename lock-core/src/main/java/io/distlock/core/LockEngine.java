@@ -42,6 +42,14 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 
 	private static final long UNSUBSCRIBED_MAX_SLEEP_NANOS = Duration.ofMillis(100).toNanos();
 
+	/**
+	 * How long the backend keeps a waiting owner's place in its queue without hearing from it. A
+	 * crashed waiter's place lapses after this; live waiters call again after half of it.
+	 */
+	static final Duration QUEUE_PLACE = Duration.ofSeconds(4);
+
+	private static final long QUEUE_REFRESH_NANOS = QUEUE_PLACE.toNanos() / 2;
+
 	private final LockBackend backend;
 
 	private final LockEngineOptions options;
@@ -190,19 +198,37 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 		String owner = currentOwner();
 		boolean forever = wait == null;
 		boolean mayWait = forever || (!wait.isNegative() && !wait.isZero());
-		// Threads of this client already queued for the lock go first; only re-entry may pass them.
-		if (!mayWait || !this.waits.hasWaiters(name) || holdCount(name, owner) > 0) {
-			if (tryOnce(name, owner, lease) == null) {
-				return true;
+		long deadline = forever ? 0 : System.nanoTime() + saturatedNanos(wait);
+		Attempt attempt = new Attempt(name, owner, lease);
+		boolean acquired = false;
+		try {
+			// Threads of this client already queued for the lock go first; only re-entry may pass them.
+			if (!mayWait || !this.waits.hasWaiters(name) || holdCount(name, owner) > 0) {
+				if (attempt.tryOnce(mayWait ? queueFor(forever, deadline) : 0) == null) {
+					acquired = true;
+					return true;
+				}
+				if (!mayWait) {
+					return false;
+				}
 			}
-			if (!mayWait) {
-				return false;
+			acquired = awaitAndAcquire(attempt, forever, deadline, interruptible);
+			return acquired;
+		}
+		finally {
+			if (!acquired && attempt.queued) {
+				leaveQueue(name, owner);
 			}
 		}
-		long deadline = forever ? 0 : System.nanoTime() + saturatedNanos(wait);
+	}
+
+	private boolean awaitAndAcquire(Attempt attempt, boolean forever, long deadline, boolean interruptible)
+			throws InterruptedException {
 		boolean interrupted = false;
-		ReleaseWaits.Waiter waiter = this.waits.enter(name);
+		ReleaseWaits.Waiter waiter = this.waits.enter(attempt.name, attempt.owner);
 		try {
+			// Queued on the backend before joining the room: a hand-off announced meanwhile was missed, so look.
+			boolean look = attempt.queued;
 			long sleep = Long.MAX_VALUE;
 			long poll = UNSUBSCRIBED_FIRST_SLEEP_NANOS;
 			while (true) {
@@ -210,9 +236,9 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 				if (left <= 0) {
 					return false;
 				}
-				boolean myTurn;
+				ReleaseWaits.Turn turn;
 				try {
-					myTurn = waiter.awaitTurn(Math.min(left, sleep));
+					turn = waiter.awaitTurn(look ? 0 : Math.min(left, sleep));
 				}
 				catch (InterruptedException ex) {
 					if (interruptible) {
@@ -221,17 +247,24 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 					interrupted = true;
 					continue;
 				}
-				if (!myTurn) {
-					// Not the head: only a turn (or the deadline) ends this wait, never the holder's TTL.
+				if (turn == ReleaseWaits.Turn.GRANTED) {
+					attempt.granted(waiter.grantedToken());
+					return true;
+				}
+				if (turn == ReleaseWaits.Turn.WAIT && !look) {
+					// Not the head: only a turn, a hand-off (or the deadline) ends this wait, never the holder's TTL.
 					sleep = Long.MAX_VALUE;
 					continue;
 				}
-				Duration ttl = tryOnce(name, owner, lease);
+				look = false;
+				Duration ttl = attempt.tryOnce(queueFor(forever, deadline));
 				if (ttl == null) {
 					return true;
 				}
-				// The release message wakes us; the holder's TTL bounds the sleep in case it is lost.
+				// A release message or hand-off wakes us; the holder's TTL bounds the sleep in case it is
+				// lost, and a queued owner calls again before its place lapses.
 				sleep = ttl.isNegative() || ttl.isZero() ? RETRY_NANOS : saturatedNanos(ttl);
+				sleep = Math.min(sleep, QUEUE_REFRESH_NANOS);
 				if (!waiter.subscribed()) {
 					// No release messages: poll, backing off from 5 ms to 100 ms.
 					sleep = Math.min(sleep, poll);
@@ -247,51 +280,113 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 		}
 	}
 
-	/**
-	 * One attempt: acquires or re-enters and records the hold.
-	 * @return {@code null} if acquired, else the current holder's remaining lease
-	 */
-	private Duration tryOnce(String name, String owner, Duration explicitLease) {
-		if (this.closed) {
-			throw new IllegalStateException("Lock registry of client " + this.options.clientId()
-					+ " is closed; cannot acquire lock '" + name + "'");
-		}
-		HoldKey key = new HoldKey(name, owner);
-		Hold hold = this.holds.get(key);
-		if (hold != null && hold.lost() != null) {
-			throw new LockLostException(hold.lost());
-		}
-		int held = (hold != null) ? hold.count() : 0;
-		Duration lease = (explicitLease != null) ? explicitLease : this.options.watchdogTimeout();
-		long start = System.nanoTime();
-		Acquisition result;
+	/** How long the backend keeps a waiter queued: until its wait ends, at most {@link #QUEUE_PLACE}. */
+	private static long queueFor(boolean forever, long deadline) {
+		long place = QUEUE_PLACE.toNanos();
+		return forever ? place : Math.max(1, Math.min(place, deadline - System.nanoTime()));
+	}
+
+	private void leaveQueue(String name, String owner) {
 		try {
-			result = this.backend.acquire(name, owner, held, lease);
-		}
-		catch (LockBackendException ex) {
-			throw ex;
+			this.backend.leaveQueue(name, owner);
 		}
 		catch (RuntimeException ex) {
-			throw new LockBackendException(name, "Lock '" + name + "': the backend failed: " + ex.getMessage(), ex);
+			// The place lapses by itself within QUEUE_PLACE; a hold handed over meanwhile expires after its lease.
+			log.debug("Could not leave the queue of lock '{}' for {}", name, owner, ex);
 		}
-		switch (result.status()) {
-			case ACQUIRED -> {
-				if (hold == null) {
-					hold = new Hold(name, owner, result.token(), explicitLease == null, this.options.clock().instant(),
-							Thread.currentThread());
-					this.holds.put(key, hold);
-				}
-				else {
-					hold.count(held + 1);
-				}
-				hold.confirmedUntil(start + result.validity().toNanos());
-				return null;
-			}
-			case HELD_BY_OTHER -> {
-				return result.ttl();
-			}
-			default -> throw new LockLostException(markLost(hold, "the backend no longer had the hold when its owner re-entered it"));
+	}
+
+	/** One thread's acquisition of one lock, over one or more backend calls. */
+	private final class Attempt {
+
+		final String name;
+
+		final String owner;
+
+		final Duration explicitLease;
+
+		final HoldKey key;
+
+		/** Whether the backend may have queued this owner (it must then leave the queue on failure). */
+		boolean queued;
+
+		/** When this owner was first queued: the earliest a hand-off to it can have started its lease. */
+		long queuedSince;
+
+		Attempt(String name, String owner, Duration explicitLease) {
+			this.name = name;
+			this.owner = owner;
+			this.explicitLease = explicitLease;
+			this.key = new HoldKey(name, owner);
 		}
+
+		/**
+		 * One attempt: acquires or re-enters and records the hold.
+		 * @param queueNanos how long the backend may queue this owner if the lock is taken; 0: not at all
+		 * @return {@code null} if acquired, else how long to wait at most before trying again
+		 */
+		Duration tryOnce(long queueNanos) {
+			if (LockEngine.this.closed) {
+				throw new IllegalStateException("Lock registry of client " + LockEngine.this.options.clientId()
+						+ " is closed; cannot acquire lock '" + this.name + "'");
+			}
+			Hold hold = LockEngine.this.holds.get(this.key);
+			if (hold != null && hold.lost() != null) {
+				throw new LockLostException(hold.lost());
+			}
+			int held = (hold != null) ? hold.count() : 0;
+			Duration lease = lease();
+			long start = System.nanoTime();
+			// Re-entry never waits, so only a first acquisition is queued.
+			Duration queueFor = (held == 0) ? Duration.ofNanos(queueNanos) : Duration.ZERO;
+			if (!queueFor.isZero() && !this.queued) {
+				this.queued = true;
+				this.queuedSince = start;
+			}
+			Acquisition result;
+			try {
+				result = LockEngine.this.backend.acquire(this.name, this.owner, held, lease, queueFor);
+			}
+			catch (LockBackendException ex) {
+				throw ex;
+			}
+			catch (RuntimeException ex) {
+				throw new LockBackendException(this.name, "Lock '" + this.name + "': the backend failed: " + ex.getMessage(), ex);
+			}
+			switch (result.status()) {
+				case ACQUIRED -> {
+					if (hold == null) {
+						record(result.token(), result.holdId(), (this.queued ? this.queuedSince : start) + result.validity().toNanos());
+					}
+					else {
+						hold.count(held + 1);
+						hold.confirmedUntil(start + result.validity().toNanos());
+					}
+					return null;
+				}
+				case HELD_BY_OTHER -> {
+					return result.ttl();
+				}
+				default -> throw new LockLostException(markLost(hold, "the backend no longer had the hold when its owner re-entered it"));
+			}
+		}
+
+		/** A release handed the lock to this owner while it waited. */
+		void granted(long token) {
+			record(token, null, this.queuedSince + saturatedNanos(lease()));
+		}
+
+		private void record(long token, String holdId, long confirmedUntilNanos) {
+			Hold hold = new Hold(this.name, this.owner, token, holdId, this.explicitLease == null,
+					LockEngine.this.options.clock().instant(), Thread.currentThread());
+			LockEngine.this.holds.put(this.key, hold);
+			hold.confirmedUntil(confirmedUntilNanos);
+		}
+
+		private Duration lease() {
+			return (this.explicitLease != null) ? this.explicitLease : LockEngine.this.options.watchdogTimeout();
+		}
+
 	}
 
 	void release(String name, String owner) {
@@ -306,7 +401,7 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 		if (lost != null) {
 			dropOneLevel(key, hold, held);
 			if (held == 1) {
-				cleanUpLostHold(name, owner);
+				cleanUpLostHold(name, owner, hold.holdId);
 			}
 			throw new LockLostException(lost);
 		}
@@ -315,7 +410,7 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 		}
 		Release result;
 		try {
-			result = this.backend.release(name, owner, held);
+			result = this.backend.release(name, owner, held, hold.holdId);
 		}
 		catch (RuntimeException ex) {
 			hold.releasing(false);
@@ -372,10 +467,10 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 		}
 	}
 
-	private void cleanUpLostHold(String name, String owner) {
+	private void cleanUpLostHold(String name, String owner, String holdId) {
 		try {
 			// The hold may still exist if only the renewal failed (e.g. a network blip); free it for others.
-			this.backend.release(name, owner, 1);
+			this.backend.release(name, owner, 1, holdId);
 		}
 		catch (RuntimeException ex) {
 			log.debug("Could not clean up lost hold of lock '{}' by {}", name, owner, ex);

@@ -15,6 +15,8 @@ import org.slf4j.LoggerFactory;
  * in arrival order; only the head of the queue talks to the backend, and a release wakes only the
  * head. Without this, every release would wake every waiting thread of every client, each making a
  * round trip that all but one lose, and the releasing thread would usually barge back in first.
+ * Where the backend hands a released lock to a queued owner ({@link LockBackend#GRANT_PREFIX}), the
+ * grant goes to that owner's waiter directly, wherever it stands in the room.
  *
  * <p>One backend subscription per room, closed when the last waiter leaves, so that waiting on a
  * million different names over time leaves nothing behind.
@@ -39,7 +41,7 @@ final class ReleaseWaits {
 	 * Returns once the subscription is effective (or has failed, in which case waits fall back to the
 	 * lock's TTL).
 	 */
-	Waiter enter(String name) {
+	Waiter enter(String name, String owner) {
 		Room room;
 		boolean first;
 		synchronized (this.rooms) {
@@ -51,7 +53,7 @@ final class ReleaseWaits {
 			}
 			room.members++;
 		}
-		Waiter waiter = room.join();
+		Waiter waiter = room.join(owner);
 		if (first) {
 			room.subscribe(this.backend, this.ownOwnerPrefix);
 		}
@@ -122,28 +124,55 @@ final class ReleaseWaits {
 		}
 	}
 
+	/** What a waiter woke up to. */
+	enum Turn {
+		/** The backend handed the lock to this waiter's owner: it holds it now. */
+		GRANTED,
+		/** This waiter is the head and may try the lock now. */
+		TRY,
+		/** Not this waiter's turn (yet); it goes on waiting. */
+		WAIT
+	}
+
 	/** One thread's place in a room's queue. */
 	static final class Waiter {
 
 		private final Room room;
+
+		private final String owner;
 
 		private final Condition turn;
 
 		/** Set when this waiter, at the head, should try the lock now. Guarded by the room's lock. */
 		private boolean mustTry;
 
-		Waiter(Room room) {
+		/** The fencing token of a hold handed to this waiter, or null. Guarded by the room's lock. */
+		private Long grantedToken;
+
+		Waiter(Room room, String owner) {
 			this.room = room;
+			this.owner = owner;
 			this.turn = room.lock.newCondition();
 		}
 
 		/**
-		 * Sleeps until it is this waiter's turn to try (it became the head, or a release was
-		 * announced while it was the head) or until {@code nanos} passed.
-		 * @return whether this waiter is the head and so may try the lock now
+		 * Sleeps until the lock is handed to this waiter, until it is its turn to try (it became the
+		 * head, or a release was announced while it was the head) or until {@code nanos} passed.
+		 * @return what woke it
 		 */
-		boolean awaitTurn(long nanos) throws InterruptedException {
+		Turn awaitTurn(long nanos) throws InterruptedException {
 			return this.room.awaitTurn(this, nanos);
+		}
+
+		/** @return the fencing token of the hold handed to this waiter (valid after {@link Turn#GRANTED}) */
+		long grantedToken() {
+			this.room.lock.lock();
+			try {
+				return this.grantedToken;
+			}
+			finally {
+				this.room.lock.unlock();
+			}
 		}
 
 		/** @return whether release notifications reach this waiter's room */
@@ -175,10 +204,10 @@ final class ReleaseWaits {
 			this.name = name;
 		}
 
-		Waiter join() {
+		Waiter join(String owner) {
 			this.lock.lock();
 			try {
-				Waiter waiter = new Waiter(this);
+				Waiter waiter = new Waiter(this, owner);
 				waiter.mustTry = this.queue.isEmpty();
 				this.queue.addLast(waiter);
 				return waiter;
@@ -220,15 +249,36 @@ final class ReleaseWaits {
 			}
 		}
 
-		boolean awaitTurn(Waiter waiter, long nanos) throws InterruptedException {
+		/** The backend handed the lock to {@code owner}: its waiter, if still here, holds it now. */
+		void grant(String owner, long token) {
+			this.lock.lock();
+			try {
+				for (Waiter waiter : this.queue) {
+					if (waiter.owner.equals(owner)) {
+						waiter.grantedToken = token;
+						waiter.turn.signal();
+						return;
+					}
+				}
+				// Gone already: its leaving passes the hold on (LockBackend#leaveQueue).
+			}
+			finally {
+				this.lock.unlock();
+			}
+		}
+
+		Turn awaitTurn(Waiter waiter, long nanos) throws InterruptedException {
 			this.lock.lockInterruptibly();
 			try {
 				long left = nanos;
-				while (!waiter.mustTry && left > 0) {
+				while (!waiter.mustTry && waiter.grantedToken == null && left > 0) {
 					left = waiter.turn.awaitNanos(left);
 				}
+				if (waiter.grantedToken != null) {
+					return Turn.GRANTED;
+				}
 				waiter.mustTry = false;
-				return this.queue.peekFirst() == waiter;
+				return (this.queue.peekFirst() == waiter) ? Turn.TRY : Turn.WAIT;
 			}
 			finally {
 				this.lock.unlock();
@@ -248,12 +298,7 @@ final class ReleaseWaits {
 		private void subscribe(LockBackend backend, String ownOwnerPrefix) {
 			AutoCloseable result = null;
 			try {
-				// An attempt this client abandoned itself frees nothing this client is waiting for.
-				result = backend.subscribe(this.name, message -> {
-					if (!message.startsWith(ownOwnerPrefix)) {
-						signal();
-					}
-				});
+				result = backend.subscribe(this.name, message -> onMessage(message, ownOwnerPrefix));
 			}
 			catch (RuntimeException ex) {
 				log.warn("Could not subscribe to releases of lock '{}'; waiters fall back to the lock's TTL: {}",
@@ -267,6 +312,21 @@ final class ReleaseWaits {
 			}
 			finally {
 				this.lock.unlock();
+			}
+		}
+
+		private void onMessage(String message, String ownOwnerPrefix) {
+			if (message.startsWith(LockBackend.GRANT_PREFIX)) {
+				int space = message.indexOf(' ', LockBackend.GRANT_PREFIX.length());
+				String owner = message.substring(space + 1);
+				// Handed to another client's owner: nothing to wake for here.
+				if (space > 0 && owner.startsWith(ownOwnerPrefix)) {
+					grant(owner, Long.parseLong(message.substring(LockBackend.GRANT_PREFIX.length(), space)));
+				}
+			}
+			else if (!message.startsWith(ownOwnerPrefix)) {
+				// An attempt this client abandoned itself frees nothing this client is waiting for.
+				signal();
 			}
 		}
 

@@ -21,6 +21,16 @@ record RedisKeys(String prefix, boolean cluster) {
 		return this.prefix + ":{" + name + "}";
 	}
 
+	/** The list of owners queued for the lock, in arrival order. */
+	String queue(String name) {
+		return this.prefix + ":{" + name + "}:queue";
+	}
+
+	/** The queued owners' entries: owner -> {@code <deadline ms>:<lease ms>}. */
+	String queueEntries(String name) {
+		return this.prefix + ":{" + name + "}:queued";
+	}
+
 	/** The channel on which a release of the lock is published. */
 	String releaseChannel(String name) {
 		return this.prefix + ":{" + name + "}:released";

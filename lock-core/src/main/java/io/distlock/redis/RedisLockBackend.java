@@ -64,25 +64,37 @@ public final class RedisLockBackend implements LockBackend {
 
 	@Override
 	public Acquisition acquire(String name, String owner, int heldCount, Duration lease) {
-		return acquire(name, owner, heldCount, lease, null);
+		return acquire(name, owner, heldCount, lease, "", Duration.ZERO);
+	}
+
+	/**
+	 * Acquires, and if the lock is taken queues the owner for {@code queueFor}: a release then hands
+	 * the lock to the first live queued owner instead of freeing it, and publishes
+	 * {@code grant <token> <owner>}.
+	 */
+	@Override
+	public Acquisition acquire(String name, String owner, int heldCount, Duration lease, Duration queueFor) {
+		return acquire(name, owner, heldCount, lease, "", queueFor);
 	}
 
 	/**
 	 * Acquires as {@link #acquire(String, String, int, Duration)}, remembering which attempt it was,
 	 * so that {@link #abandon} can later undo exactly this attempt.
-	 * @param attemptId the attempt's id, or {@code null}
+	 * @param attemptId the attempt's id
 	 * @return the outcome
 	 */
 	public Acquisition acquire(String name, String owner, int heldCount, Duration lease, String attemptId) {
-		List<String> keys = List.of(this.keys.lock(name), this.keys.fencingCounter(name));
-		String leaseMillis = String.valueOf(lease.toMillis());
-		List<?> reply = (attemptId != null)
-				? this.redis.execute(LockScripts.ACQUIRE, keys, owner, leaseMillis, String.valueOf(heldCount), attemptId)
-				: this.redis.execute(LockScripts.ACQUIRE, keys, owner, leaseMillis, String.valueOf(heldCount));
+		return acquire(name, owner, heldCount, lease, attemptId, Duration.ZERO);
+	}
+
+	private Acquisition acquire(String name, String owner, int heldCount, Duration lease, String attemptId,
+			Duration queueFor) {
+		List<?> reply = this.redis.execute(LockScripts.ACQUIRE, lockKeys(name), owner, String.valueOf(lease.toMillis()),
+				String.valueOf(heldCount), (attemptId != null) ? attemptId : "", String.valueOf(queueFor.toMillis()));
 		long status = number(reply, 0, name);
 		long value = number(reply, 1, name);
 		if (status == 1) {
-			return Acquisition.acquired(value, lease);
+			return Acquisition.acquired(value, lease, attemptId);
 		}
 		if (status == 0) {
 			return Acquisition.heldByOther(Duration.ofMillis(value));
@@ -92,8 +104,18 @@ public final class RedisLockBackend implements LockBackend {
 
 	@Override
 	public Release release(String name, String owner, int heldCount) {
-		Long reply = this.redis.execute(LockScripts.RELEASE, List.of(this.keys.lock(name)), owner,
-				String.valueOf(heldCount), this.keys.releaseChannel(name));
+		return release(name, owner, heldCount, "");
+	}
+
+	/**
+	 * Releases as {@link #release(String, String, int)}, but only the hold the given attempt took.
+	 * @param holdId the attempt id given to {@link #acquire(String, String, int, Duration, String)}, or
+	 * {@code null}/empty for whatever hold the owner has
+	 */
+	@Override
+	public Release release(String name, String owner, int heldCount, String holdId) {
+		Long reply = this.redis.execute(LockScripts.RELEASE, lockKeys(name), owner, String.valueOf(heldCount),
+				this.keys.releaseChannel(name), "", (holdId != null) ? holdId : "");
 		if (reply == null) {
 			throw new IllegalStateException("Redis returned no reply to the release of lock '" + name + "'");
 		}
@@ -101,6 +123,16 @@ public final class RedisLockBackend implements LockBackend {
 			return Release.RELEASED;
 		}
 		return (reply == 0) ? Release.DECREMENTED : Release.NOT_HELD;
+	}
+
+	@Override
+	public void leaveQueue(String name, String owner) {
+		this.redis.execute(LockScripts.RELEASE, lockKeys(name), owner, "0", this.keys.releaseChannel(name), "leave", "");
+	}
+
+	private List<String> lockKeys(String name) {
+		return List.of(this.keys.lock(name), this.keys.fencingCounter(name), this.keys.queue(name),
+				this.keys.queueEntries(name));
 	}
 
 	/**

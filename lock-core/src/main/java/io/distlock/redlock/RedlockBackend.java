@@ -140,7 +140,7 @@ public final class RedlockBackend implements LockBackend {
 		long granted = replies.stream().filter(reply -> reply.is(Acquisition.Status.ACQUIRED)).count();
 		Duration validity = RedlockMath.validity(lease, elapsed, this.settings.clockDriftFactor());
 		if (granted >= this.quorum && !validity.isNegative() && !validity.isZero()) {
-			return Acquisition.acquired(Acquisition.NO_TOKEN, validity);
+			return Acquisition.acquired(Acquisition.NO_TOKEN, validity, attempt);
 		}
 		long lost = replies.stream().filter(reply -> reply.is(Acquisition.Status.LOST)).count();
 		if (heldCount > 0 && granted < this.quorum && lost > 0) {
@@ -172,7 +172,16 @@ public final class RedlockBackend implements LockBackend {
 
 	@Override
 	public Release release(String name, String owner, int heldCount) {
-		List<Reply<Release>> replies = onAllNodes(node -> node.release(name, owner, heldCount),
+		return release(name, owner, heldCount, null);
+	}
+
+	/**
+	 * Releases on every node, but only the hold taken by attempt {@code holdId}: the release returns
+	 * once a majority answered, and the rest may reach their nodes after the owner's next acquisition.
+	 */
+	@Override
+	public Release release(String name, String owner, int heldCount, String holdId) {
+		List<Reply<Release>> replies = onAllNodes(node -> node.release(name, owner, heldCount, holdId),
 				received -> received.stream().filter(Reply::answered).count() >= this.quorum);
 		if (replies.stream().noneMatch(Reply::answered)) {
 			throw new LockBackendException(name, "Lock '" + name + "': no Redlock node answered the release",

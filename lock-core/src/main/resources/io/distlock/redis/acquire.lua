@@ -1,24 +1,82 @@
--- Acquires or re-enters a reentrant lock.
+-- Acquires or re-enters a reentrant lock, queueing the caller for a fair hand-off if it will wait.
 -- KEYS[1]  the lock hash: field <owner id> -> hold count, field ':token' -> fencing token
 -- KEYS[2]  the fencing counter: only ever incremented, so tokens grow across all holders
+-- KEYS[3]  the wait queue: a list of owner ids in arrival order
+-- KEYS[4]  the queue's entries: owner id -> '<deadline ms>:<lease ms>' (deadline in Redis time)
 -- ARGV[1]  owner id (client id ':' thread id)
 -- ARGV[2]  lease in milliseconds
 -- ARGV[3]  the hold count the owner has now (0 for a first acquisition)
--- ARGV[4]  optional: an id of this attempt (Redlock), kept in field ':attempt' so that abandoning
---          a failed attempt later cannot delete the hold a newer attempt of the same owner took over
--- Returns  {1, token} acquired or re-entered; {0, pttl} held by another owner;
---          {-1, 0} the owner believed it held the lock but its hold is gone (lost).
+-- ARGV[4]  an id of this attempt or '' (Redlock): kept in field ':attempt' so that abandoning a
+--          failed attempt later cannot delete the hold a newer attempt of the same owner took over
+-- ARGV[5]  how long the owner stays queued if the lock is taken, in ms; 0 = do not queue
+-- Returns  {1, token} acquired or re-entered (also: release.lua handed the lock to this owner);
+--          {0, ms} not acquired, worth retrying after at most ms; {-1, 0} the owner believed it held
+--          the lock but its hold is gone (lost).
 -- The count is set to ARGV[3] + 1, not incremented, so a copy of this call re-sent after a
 -- reconnect leaves the count as one call would.
 local owner = ARGV[1]
 local held = tonumber(ARGV[3])
+local queueFor = tonumber(ARGV[5])
+
+local function now()
+  local t = redis.call('time')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- The first queued owner whose entry has not lapsed; lapsed heads (crashed or gone waiters) are dropped.
+local function firstLive(t)
+  while true do
+    local head = redis.call('lindex', KEYS[3], 0)
+    if not head then
+      return nil, 0
+    end
+    local entry = redis.call('hget', KEYS[4], head)
+    local deadline = entry and tonumber(string.match(entry, '^(%d+)')) or 0
+    if deadline >= t then
+      return head, deadline
+    end
+    redis.call('lpop', KEYS[3])
+    redis.call('hdel', KEYS[4], head)
+  end
+end
+
+local function enqueue(t)
+  if queueFor <= 0 then
+    return
+  end
+  if redis.call('hexists', KEYS[4], owner) == 0 then
+    redis.call('rpush', KEYS[3], owner)
+  end
+  redis.call('hset', KEYS[4], owner, string.format('%d:%s', t + queueFor, ARGV[2]))
+  if redis.call('pttl', KEYS[3]) < queueFor then
+    redis.call('pexpire', KEYS[3], queueFor)
+    redis.call('pexpire', KEYS[4], queueFor)
+  end
+end
+
 if redis.call('exists', KEYS[1]) == 0 then
   if held > 0 then
     return {-1, 0}
   end
+  local t = 0
+  local head = nil
+  local headDeadline = 0
+  if redis.call('exists', KEYS[3]) == 1 then
+    t = now()
+    head, headDeadline = firstLive(t)
+  end
+  if head ~= nil and head ~= owner then
+    -- Free, but an earlier waiter is about to take it (the holder's lease ran out unreleased).
+    enqueue(t)
+    return {0, math.max(headDeadline - t, 1)}
+  end
+  if head == owner then
+    redis.call('lpop', KEYS[3])
+    redis.call('hdel', KEYS[4], owner)
+  end
   local token = redis.call('incr', KEYS[2])
   redis.call('hset', KEYS[1], owner, 1, ':token', token)
-  if ARGV[4] then
+  if ARGV[4] ~= '' then
     redis.call('hset', KEYS[1], ':attempt', ARGV[4])
   end
   redis.call('pexpire', KEYS[1], ARGV[2])
@@ -26,7 +84,7 @@ if redis.call('exists', KEYS[1]) == 0 then
 end
 if redis.call('hexists', KEYS[1], owner) == 1 then
   redis.call('hset', KEYS[1], owner, held + 1)
-  if ARGV[4] and held == 0 then
+  if ARGV[4] ~= '' and held == 0 then
     redis.call('hset', KEYS[1], ':attempt', ARGV[4])
   end
   redis.call('pexpire', KEYS[1], ARGV[2])
@@ -34,5 +92,8 @@ if redis.call('hexists', KEYS[1], owner) == 1 then
 end
 if held > 0 then
   return {-1, 0}
+end
+if queueFor > 0 then
+  enqueue(now())
 end
 return {0, redis.call('pttl', KEYS[1])}

@@ -1,0 +1,184 @@
+package io.distlock.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+import io.distlock.DistLock;
+import io.distlock.core.LockBackend.Acquisition;
+import io.distlock.core.LockBackend.Release;
+import io.distlock.testing.RedisServerExtension;
+
+/**
+ * The Redis backend's wait queue: a release hands the lock to the longest-waiting live owner across
+ * clients, nobody barges past the queue, and owners that give up or vanish do not hold it up.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class RedisFairHandOffTest {
+
+	@RegisterExtension
+	static final RedisServerExtension redisServer = new RedisServerExtension();
+
+	private RedisTestClients clients;
+
+	private StringRedisTemplate redis;
+
+	private final ExecutorService threads = Executors.newCachedThreadPool();
+
+	@BeforeEach
+	void setUp() {
+		this.clients = new RedisTestClients(redisServer.server());
+		this.redis = this.clients.template();
+	}
+
+	@AfterEach
+	void tearDown() throws Exception {
+		this.threads.shutdownNow();
+		this.clients.close();
+	}
+
+	@Test
+	void releaseHandsTheLockToWaitersOfOtherClientsInArrivalOrder() throws Exception {
+		DistLock holder = this.clients.registry(Duration.ofSeconds(30)).getLock("fifo");
+		holder.lock();
+		long firstToken = holder.getFencingToken();
+		List<String> order = new CopyOnWriteArrayList<>();
+		List<Long> tokens = new CopyOnWriteArrayList<>();
+		List<Future<?>> waiters = new ArrayList<>();
+		for (String client : List.of("b", "c", "d", "e")) {
+			DistLock lock = this.clients.registry(Duration.ofSeconds(30)).getLock("fifo");
+			long queuedBefore = queueLength("fifo");
+			waiters.add(this.threads.submit(() -> {
+				lock.lock();
+				try {
+					order.add(client);
+					tokens.add(lock.getFencingToken());
+				}
+				finally {
+					lock.unlock();
+				}
+				return null;
+			}));
+			// Each waiter is queued in Redis before the next one starts, so arrival order is known.
+			await().atMost(Duration.ofSeconds(10)).until(() -> queueLength("fifo") == queuedBefore + 1);
+		}
+		holder.unlock();
+		for (Future<?> waiter : waiters) {
+			waiter.get(20, TimeUnit.SECONDS);
+		}
+		assertThat(order).containsExactly("b", "c", "d", "e");
+		assertThat(tokens).isSorted().doesNotHaveDuplicates().allSatisfy(token -> assertThat(token).isGreaterThan(firstToken));
+		assertThat(this.redis.keys("distlock:{fifo}*")).isEmpty();
+	}
+
+	@Test
+	void aFreshCallerCannotBargePastQueuedWaiters() throws Exception {
+		RedisLockRegistry registry = this.clients.registry(Duration.ofSeconds(30));
+		DistLock holder = registry.getLock("no-barging");
+		holder.lock();
+		CountDownLatch waiterHolds = new CountDownLatch(1);
+		CountDownLatch mayRelease = new CountDownLatch(1);
+		DistLock other = this.clients.registry(Duration.ofSeconds(30)).getLock("no-barging");
+		Future<?> waiter = this.threads.submit(() -> {
+			other.lock();
+			waiterHolds.countDown();
+			mayRelease.await();
+			other.unlock();
+			return null;
+		});
+		await().atMost(Duration.ofSeconds(10)).until(() -> queueLength("no-barging") == 1);
+		holder.unlock();
+		// The release handed the lock over; the releasing thread cannot take it back, even without waiting.
+		assertThat(holder.tryLock()).isFalse();
+		assertThat(waiterHolds.await(10, TimeUnit.SECONDS)).isTrue();
+		mayRelease.countDown();
+		waiter.get(10, TimeUnit.SECONDS);
+		assertThat(holder.tryLock(Duration.ofSeconds(10))).isTrue();
+		holder.unlock();
+	}
+
+	@Test
+	void aWaiterThatTimesOutLeavesTheQueue() throws Exception {
+		DistLock holder = this.clients.registry(Duration.ofSeconds(30)).getLock("impatient");
+		holder.lock();
+		DistLock other = this.clients.registry(Duration.ofSeconds(30)).getLock("impatient");
+		assertThat(this.threads.submit(() -> other.tryLock(Duration.ofMillis(300))).get(10, TimeUnit.SECONDS)).isFalse();
+		assertThat(queueLength("impatient")).isZero();
+		holder.unlock();
+		assertThat(this.redis.hasKey("distlock:{impatient}")).as("freed, not handed to the departed waiter").isFalse();
+	}
+
+	@Test
+	void aLockHandedToAnOwnerThatGaveUpMeanwhileIsPassedOn() {
+		RedisLockBackend backend = new RedisLockBackend(this.clients.connectionFactory(), "distlock");
+		Duration lease = Duration.ofSeconds(30);
+		Duration queueFor = Duration.ofSeconds(10);
+		assertThat(backend.acquire("gave-up", "a:1", 0, lease).status()).isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(backend.acquire("gave-up", "b:1", 0, lease, queueFor).status()).isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		assertThat(backend.acquire("gave-up", "c:1", 0, lease, queueFor).status()).isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		assertThat(backend.release("gave-up", "a:1", 1)).isEqualTo(Release.RELEASED);
+		assertThat(backend.isHeldBy("gave-up", "b:1")).as("handed to the first in line").isTrue();
+
+		// b's thread stopped waiting before it heard of the hand-off: leaving passes the lock to c.
+		backend.leaveQueue("gave-up", "b:1");
+		assertThat(backend.isHeldBy("gave-up", "b:1")).isFalse();
+		assertThat(backend.isHeldBy("gave-up", "c:1")).isTrue();
+		// c learns of it on its next call (e.g. after a lost message) without counting it twice.
+		assertThat(backend.acquire("gave-up", "c:1", 0, lease, queueFor).status()).isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(backend.release("gave-up", "c:1", 1)).isEqualTo(Release.RELEASED);
+		assertThat(this.redis.keys("distlock:{gave-up}*")).isEmpty();
+		backend.close();
+	}
+
+	@Test
+	void aVanishedWaitersPlaceLapsesAndIsSkipped() {
+		RedisLockBackend backend = new RedisLockBackend(this.clients.connectionFactory(), "distlock");
+		Duration lease = Duration.ofSeconds(30);
+		assertThat(backend.acquire("lapsed", "a:1", 0, lease).status()).isEqualTo(Acquisition.Status.ACQUIRED);
+		// A waiter that crashed: its place was good for 300 ms and was never renewed.
+		assertThat(backend.acquire("lapsed", "crashed:1", 0, lease, Duration.ofMillis(300)).status())
+			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		assertThat(backend.acquire("lapsed", "c:1", 0, lease, Duration.ofSeconds(10)).status())
+			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		assertThat(queueLength("lapsed")).isEqualTo(2);
+		await().atMost(Duration.ofSeconds(5)).until(() -> lapsedFor("lapsed", "crashed:1"));
+		assertThat(backend.release("lapsed", "a:1", 1)).isEqualTo(Release.RELEASED);
+		assertThat(backend.isHeldBy("lapsed", "crashed:1")).isFalse();
+		assertThat(backend.isHeldBy("lapsed", "c:1")).isTrue();
+		backend.close();
+	}
+
+	private long queueLength(String name) {
+		Long length = this.redis.opsForList().size("distlock:{" + name + "}:queue");
+		return (length != null) ? length : 0;
+	}
+
+	private boolean lapsedFor(String name, String owner) {
+		Object entry = this.redis.opsForHash().get("distlock:{" + name + "}:queued", owner);
+		return entry != null && Long.parseLong(entry.toString().split(":")[0]) < redisMillis();
+	}
+
+	private long redisMillis() {
+		Long millis = this.redis.execute((org.springframework.data.redis.core.RedisCallback<Long>) connection -> connection
+			.serverCommands()
+			.time(TimeUnit.MILLISECONDS));
+		return (millis != null) ? millis : 0;
+	}
+
+}
