@@ -26,7 +26,8 @@ import io.distlock.embedded.RedisServerProcess;
  * Runs distlock and its peers side by side in one JVM against one local {@code redis-server}, and
  * prints a table, {@code RESULT} lines and distlock's ratios to each peer.
  *
- * <p>Arguments: measured duration and warm-up per scenario and library (ISO-8601, e.g. PT10S PT3S).
+ * <p>Arguments: measured duration and warm-up per scenario and library (ISO-8601, e.g. PT10S PT3S),
+ * and how many distinct names the memory scenario takes (default a million).
  * A run fails (non-zero) if a contended run loses an update: speed without exclusion is worthless.
  */
 public final class LockBenchmarks {
@@ -39,87 +40,168 @@ public final class LockBenchmarks {
 	public static void main(String[] args) throws Exception {
 		Duration duration = Duration.parse(args.length > 0 ? args[0] : "PT10S");
 		Duration warmup = Duration.parse(args.length > 1 ? args[1] : "PT3S");
+		int names = Integer.parseInt(args.length > 2 ? args[2] : "1000000");
 		List<String> report = new ArrayList<>();
+		Map<String, Result> uncontended = new LinkedHashMap<>();
+		Map<String, Result> contended = new LinkedHashMap<>();
+		Map<String, Result> redlock = new LinkedHashMap<>();
+		Map<String, Result> annotation = new LinkedHashMap<>();
+		Map<String, MemoryScenario.Result> memory = new LinkedHashMap<>();
 		try (RedisServerProcess redis = RedisServerProcess.start()) {
 			List<Contender> contenders = Contenders.all(redis.host(), redis.port());
 			// Whoever runs first would pay the JVM's warm-up of the shared stack (Lettuce, Spring,
 			// Netty) alone; one discarded pass over every library levels that.
 			for (Contender contender : contenders) {
-				uncontended(contender, warmup, warmup);
+				uncontended(contender, 4, warmup, warmup);
 				redis.command("FLUSHALL");
 			}
-			Map<String, Result> uncontended = new LinkedHashMap<>();
-			Map<String, Result> contended = new LinkedHashMap<>();
 			for (Contender contender : contenders) {
-				uncontended.put(contender.name(), uncontended(contender, warmup, duration));
+				uncontended.put(contender.name(), uncontended(contender, 4, warmup, duration));
 				redis.command("FLUSHALL");
 			}
 			for (Contender contender : contenders) {
 				contended.put(contender.name(), contended(contender, redis, warmup, duration));
 				redis.command("FLUSHALL");
 			}
-			report.add("Scenario 1, uncontended: 4 threads, a key each, lock()+unlock() pairs; one client");
-			report.add(String.format(Locale.ROOT, "%-14s %10s %10s %10s %10s", "library", "pairs/s", "p50 us", "p99 us", "p999 us"));
-			uncontended.forEach((name, result) -> report.add(String.format(Locale.ROOT, "%-14s %10.0f %10d %10d %10d", name,
-					result.opsPerSecond, result.pair.getValueAtPercentile(50) / 1000, result.pair.getValueAtPercentile(99) / 1000,
-					result.pair.getValueAtPercentile(99.9) / 1000)));
-			report.add("");
-			report.add("Scenario 2, contended: 8 threads on one key, 4 independent clients; GET+SET of a Redis counter inside");
-			report.add(String.format(Locale.ROOT, "%-14s %10s %12s %12s %14s %12s", "library", "acq/s", "handoff p50", "handoff p99",
-					"lock+wait p99", "min/max"));
-			contended.forEach((name, result) -> report.add(String.format(Locale.ROOT, "%-14s %10.0f %9d us %9d us %11d us %12.2f", name,
-					result.opsPerSecond, result.handoff.getValueAtPercentile(50) / 1000,
-					result.handoff.getValueAtPercentile(99) / 1000, result.pair.getValueAtPercentile(99) / 1000,
-					result.fairness)));
-			report.add("");
-			uncontended.forEach((name, result) -> report.add(String.format(Locale.ROOT,
-					"RESULT scenario=uncontended lib=%s pairsPerSec=%.0f p50us=%d p99us=%d p999us=%d", name, result.opsPerSecond,
-					result.pair.getValueAtPercentile(50) / 1000, result.pair.getValueAtPercentile(99) / 1000,
-					result.pair.getValueAtPercentile(99.9) / 1000)));
-			contended.forEach((name, result) -> report.add(String.format(Locale.ROOT,
-					"RESULT scenario=contended lib=%s acqPerSec=%.0f handoffP50us=%d handoffP99us=%d lockWaitP99us=%d fairness=%.2f",
-					name, result.opsPerSecond, result.handoff.getValueAtPercentile(50) / 1000,
-					result.handoff.getValueAtPercentile(99) / 1000, result.pair.getValueAtPercentile(99) / 1000, result.fairness)));
-			report.add("");
-			ratios(report, "uncontended", uncontended);
-			ratios(report, "contended", contended);
+			for (int pass = 0; pass < 2; pass++) {
+				for (AnnotationContenders.Named path : AnnotationContenders.all(redis.host(), redis.port())) {
+					Result result = annotated(path, warmup, (pass == 0) ? warmup : duration);
+					if (pass == 1) {
+						annotation.put(path.name(), result);
+					}
+					redis.command("FLUSHALL");
+				}
+			}
+			for (Contender contender : contenders) {
+				memory.put(contender.name(), MemoryScenario.run(contender, redis, names));
+				redis.command("FLUSHALL");
+			}
 		}
+		List<RedisServerProcess> masters = new ArrayList<>();
+		try {
+			for (int i = 0; i < 5; i++) {
+				masters.add(RedisServerProcess.start());
+			}
+			List<Contender> contenders = RedlockContenders.all(masters);
+			for (Contender contender : contenders) {
+				uncontended(contender, 2, warmup, warmup);
+			}
+			for (Contender contender : contenders) {
+				redlock.put(contender.name(), uncontended(contender, 2, warmup, duration));
+			}
+		}
+		finally {
+			masters.forEach(RedisServerProcess::close);
+		}
+
+		report.add("Scenario 1, uncontended: 4 threads, a key each, lock()+unlock() pairs; one client");
+		pairTable(report, uncontended);
+		report.add("Scenario 2, contended: 8 threads on one key, 4 independent clients; GET+SET of a Redis counter inside");
+		report.add(String.format(Locale.ROOT, "%-14s %10s %12s %12s %14s %12s", "library", "acq/s", "handoff p50", "handoff p99",
+				"lock+wait p99", "min/max"));
+		contended.forEach((name, result) -> report.add(String.format(Locale.ROOT, "%-14s %10.0f %9d us %9d us %11d us %12.2f", name,
+				result.opsPerSecond, micros(result.handoff, 50), micros(result.handoff, 99), micros(result.pair, 99),
+				result.fairness)));
+		report.add("");
+		report.add("Scenario 3, Redlock over 5 independent masters: 2 threads, a key each, lock()+unlock() pairs");
+		pairTable(report, redlock);
+		report.add("Scenario 4, distlock through @DistributedLock(key = \"#key\") vs getLock(key).tryLock(3s)/unlock(); 4 threads");
+		pairTable(report, annotation);
+		report.add("Scenario 5, memory after " + names + " distinct names taken and released once each (8 threads, client open)");
+		report.add(String.format(Locale.ROOT, "%-14s %12s %14s %10s %10s", "library", "heap +KiB", "redis +KiB", "keys left",
+				"names/s"));
+		memory.forEach((name, result) -> report.add(String.format(Locale.ROOT, "%-14s %12d %14d %10d %10.0f", name,
+				result.heapGrowthBytes() / 1024, result.redisGrowthBytes() / 1024, result.keysLeft(), result.namesPerSecond())));
+		report.add("");
+		results(report, "uncontended", uncontended);
+		contended.forEach((name, result) -> report.add(String.format(Locale.ROOT,
+				"RESULT scenario=contended lib=%s acqPerSec=%.0f handoffP50us=%d handoffP99us=%d lockWaitP99us=%d fairness=%.2f",
+				name, result.opsPerSecond, micros(result.handoff, 50), micros(result.handoff, 99), micros(result.pair, 99),
+				result.fairness)));
+		results(report, "redlock", redlock);
+		results(report, "annotation", annotation);
+		memory.forEach((name, result) -> report.add(String.format(Locale.ROOT,
+				"RESULT scenario=memory lib=%s names=%d heapGrowthBytes=%d redisGrowthBytes=%d keysLeft=%d", name, names,
+				result.heapGrowthBytes(), result.redisGrowthBytes(), result.keysLeft())));
+		report.add("");
+		ratios(report, "uncontended", uncontended, "distlock");
+		ratios(report, "contended", contended, "distlock");
+		ratios(report, "redlock", redlock, "distlock");
+		ratios(report, "annotation", annotation, "annotation");
 		report.forEach(System.out::println);
 	}
 
-	private static void ratios(List<String> report, String scenario, Map<String, Result> results) {
-		Result ours = results.get("distlock");
+	private static long micros(Histogram histogram, double percentile) {
+		return histogram.getValueAtPercentile(percentile) / 1000;
+	}
+
+	private static void pairTable(List<String> report, Map<String, Result> results) {
+		report.add(String.format(Locale.ROOT, "%-14s %10s %10s %10s %10s", "library", "pairs/s", "p50 us", "p99 us", "p999 us"));
+		results.forEach((name, result) -> report.add(String.format(Locale.ROOT, "%-14s %10.0f %10d %10d %10d", name,
+				result.opsPerSecond, micros(result.pair, 50), micros(result.pair, 99), micros(result.pair, 99.9))));
+		report.add("");
+	}
+
+	private static void results(List<String> report, String scenario, Map<String, Result> results) {
+		results.forEach((name, result) -> report.add(String.format(Locale.ROOT,
+				"RESULT scenario=%s lib=%s pairsPerSec=%.0f p50us=%d p99us=%d p999us=%d", scenario, name, result.opsPerSecond,
+				micros(result.pair, 50), micros(result.pair, 99), micros(result.pair, 99.9))));
+	}
+
+	private static void ratios(List<String> report, String scenario, Map<String, Result> results, String subject) {
+		Result ours = results.get(subject);
 		results.forEach((name, peer) -> {
-			if (!name.equals("distlock")) {
-				report.add(String.format(Locale.ROOT, "RATIO scenario=%s distlock/%s throughput=%.2f p99=%.2f", scenario, name,
-						ours.opsPerSecond / Math.max(1, peer.opsPerSecond),
+			if (!name.equals(subject)) {
+				report.add(String.format(Locale.ROOT, "RATIO scenario=%s %s/%s throughput=%.2f p50=%.2f p99=%.2f", scenario,
+						subject, name, ours.opsPerSecond / Math.max(1, peer.opsPerSecond),
+						(double) ours.pair.getValueAtPercentile(50) / Math.max(1, peer.pair.getValueAtPercentile(50)),
 						(double) ours.pair.getValueAtPercentile(99) / Math.max(1, peer.pair.getValueAtPercentile(99))));
 			}
 		});
 	}
 
-	/** 4 threads, a key each, on one client. */
-	static Result uncontended(Contender contender, Duration warmup, Duration duration) throws Exception {
+	/** {@code threads} threads, a key each, on one client. */
+	static Result uncontended(Contender contender, int threads, Duration warmup, Duration duration) throws Exception {
 		try (Contender.Client client = contender.newClient()) {
-			Histogram pairs = new Histogram(TimeUnit.SECONDS.toNanos(10), 3);
-			long[] counts = run(4, warmup, duration, (thread, measuring) -> {
+			return pairs(threads, warmup, duration, thread -> {
 				Lock lock = client.lock("uncontended:" + thread);
 				return () -> {
-					long start = System.nanoTime();
 					lock.lock();
 					lock.unlock();
-					if (measuring.get()) {
-						synchronized (pairs) {
-							pairs.recordValue(Math.min(System.nanoTime() - start, pairs.getHighestTrackableValue()));
-						}
-						return true;
-					}
-					return false;
 				};
 			});
-			long total = java.util.Arrays.stream(counts).sum();
-			return new Result(total / (duration.toNanos() / 1e9), pairs, new Histogram(1), 1);
 		}
+	}
+
+	/** 4 threads, a key each, through one way of calling distlock. */
+	static Result annotated(AnnotationContenders.Named named, Duration warmup, Duration duration) throws Exception {
+		try (AnnotationContenders.Path path = named.open().get()) {
+			return pairs(4, warmup, duration, thread -> {
+				String key = "annotated:" + thread;
+				return () -> path.run(key);
+			});
+		}
+	}
+
+	private static Result pairs(int threads, Duration warmup, Duration duration,
+			java.util.function.IntFunction<Runnable> pairs) throws Exception {
+		Histogram latencies = new Histogram(TimeUnit.SECONDS.toNanos(10), 3);
+		long[] counts = run(threads, warmup, duration, (thread, measuring) -> {
+			Runnable pair = pairs.apply(thread);
+			return () -> {
+				long start = System.nanoTime();
+				pair.run();
+				if (measuring.get()) {
+					synchronized (latencies) {
+						latencies.recordValue(Math.min(System.nanoTime() - start, latencies.getHighestTrackableValue()));
+					}
+					return true;
+				}
+				return false;
+			};
+		});
+		long total = java.util.Arrays.stream(counts).sum();
+		return new Result(total / (duration.toNanos() / 1e9), latencies, new Histogram(1), 1);
 	}
 
 	/** 8 threads on one key, split over 4 clients, with a non-atomic Redis read-modify-write inside. */

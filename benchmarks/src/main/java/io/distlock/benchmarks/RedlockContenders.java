@@ -1,0 +1,84 @@
+package io.distlock.benchmarks;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.locks.Lock;
+
+import org.redisson.Redisson;
+import org.redisson.RedissonRedLock;
+import org.redisson.api.RLock;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import io.distlock.core.LockEngineOptions;
+import io.distlock.embedded.RedisServerProcess;
+import io.distlock.redlock.RedlockLockRegistry;
+import io.distlock.redlock.RedlockSettings;
+
+/**
+ * The Redlock implementations compared: distlock's {@link RedlockLockRegistry} (all masters asked at
+ * once) and Redisson's {@code RedissonRedLock} over one client per master, as Redisson documents it.
+ */
+final class RedlockContenders {
+
+	private RedlockContenders() {
+	}
+
+	static List<Contender> all(List<RedisServerProcess> masters) {
+		return List.of(distlock(masters), redisson(masters));
+	}
+
+	static Contender distlock(List<RedisServerProcess> masters) {
+		return new Contender() {
+			public String name() {
+				return "distlock";
+			}
+
+			public Client newClient() {
+				List<LettuceConnectionFactory> nodes = masters.stream()
+					.map(master -> Contenders.connectionFactory(master.host(), master.port()))
+					.toList();
+				RedlockLockRegistry registry = RedlockLockRegistry.owning(nodes, "bench", RedlockSettings.DEFAULTS,
+						LockEngineOptions.defaults());
+				return new Client() {
+					public Lock lock(String key) {
+						return registry.getLock(key);
+					}
+
+					public void close() {
+						registry.close();
+					}
+				};
+			}
+		};
+	}
+
+	static Contender redisson(List<RedisServerProcess> masters) {
+		return new Contender() {
+			public String name() {
+				return "redisson";
+			}
+
+			public Client newClient() {
+				List<RedissonClient> clients = new ArrayList<>();
+				for (RedisServerProcess master : masters) {
+					Config config = new Config();
+					config.useSingleServer().setAddress("redis://" + master.host() + ":" + master.port());
+					clients.add(Redisson.create(config));
+				}
+				return new Client() {
+					public Lock lock(String key) {
+						RLock[] locks = clients.stream().map(client -> client.getLock("redisson:" + key)).toArray(RLock[]::new);
+						return new RedissonRedLock(locks);
+					}
+
+					public void close() {
+						clients.forEach(RedissonClient::shutdown);
+					}
+				};
+			}
+		};
+	}
+
+}
