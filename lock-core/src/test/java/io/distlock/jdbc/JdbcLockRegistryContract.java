@@ -87,8 +87,8 @@ abstract class JdbcLockRegistryContract extends LockRegistryContract {
 
 	@Override
 	protected Duration[] handoffLimits() {
-		// Another client's waiter polls, backing off to 100 ms.
-		return new Duration[] { Duration.ofMillis(150), Duration.ofMillis(400) };
+		// Another client's waiter polls, backing off to 100 ms; a loaded machine adds to that.
+		return new Duration[] { Duration.ofMillis(500), Duration.ofSeconds(3) };
 	}
 
 }

@@ -182,8 +182,8 @@ class RedisLockRegistryTest {
 			for (Future<Boolean> outcome : outcomes) {
 				assertThat(outcome.get(20, TimeUnit.SECONDS)).isTrue();
 			}
-			// Well under the 30 s TTL the waiters would otherwise sleep for.
-			assertThat(Duration.ofNanos(System.nanoTime() - releasing)).isLessThan(Duration.ofSeconds(5));
+			// Under the 30 s TTL the waiters would otherwise sleep for, with room for a loaded machine.
+			assertThat(Duration.ofNanos(System.nanoTime() - releasing)).isLessThan(Duration.ofSeconds(20));
 			assertThat(waiter.waitingLockNames()).isZero();
 		}
 		finally {
@@ -209,7 +209,8 @@ class RedisLockRegistryTest {
 
 	@Test
 	void watchdogRenewsManyHoldsInBatches() throws Exception {
-		RedisLockRegistry registry = this.clients.registry(Duration.ofMillis(300));
+		// 3 s: renewing 600 holds must not fall behind a lease on a loaded machine.
+		RedisLockRegistry registry = this.clients.registry(Duration.ofSeconds(3));
 		int holds = 600;
 		ExecutorService threads = Executors.newFixedThreadPool(holds);
 		CountDownLatch allHeld = new CountDownLatch(holds);
@@ -227,8 +228,9 @@ class RedisLockRegistryTest {
 			}
 			assertThat(allHeld.await(30, TimeUnit.SECONDS)).isTrue();
 			long before = registry.watchdogRenewals();
-			await().atMost(Duration.ofSeconds(10)).until(() -> registry.watchdogRenewals() >= before + 2L * holds);
-			// Several leases later, every lock is still there.
+			// Five rounds (a third of a lease apart) outlast every lease taken before them.
+			await().atMost(Duration.ofSeconds(30)).until(() -> registry.watchdogRenewals() >= before + 5L * holds);
+			// A lease later, every lock is still there.
 			assertThat(this.redis.keys("distlock:{batch:*")).hasSize(holds);
 		}
 		finally {

@@ -17,7 +17,11 @@ import io.distlock.embedded.RedisServerProcess;
  */
 final class RedlockNodes implements AutoCloseable {
 
-	static final RedlockSettings SETTINGS = new RedlockSettings(Duration.ofMillis(150), 0.01, Duration.ofMillis(2),
+	/**
+	 * 1 s per node: a node that misses the window is marked down, and on a loaded machine a short
+	 * timeout would fail lock calls that tests expect to succeed.
+	 */
+	static final RedlockSettings SETTINGS = new RedlockSettings(Duration.ofSeconds(1), 0.01, Duration.ofMillis(2),
 			Duration.ofMillis(10));
 
 	private final List<RedisServerProcess> servers = new ArrayList<>();
@@ -35,12 +39,17 @@ final class RedlockNodes implements AutoCloseable {
 	}
 
 	RedlockLockRegistry client(Duration watchdogTimeout, LockListener... listeners) {
+		return client(watchdogTimeout, SETTINGS, listeners);
+	}
+
+	RedlockLockRegistry client(Duration watchdogTimeout, RedlockSettings settings, LockListener... listeners) {
 		List<LettuceConnectionFactory> factories = new ArrayList<>();
 		for (RedisServerProcess server : this.servers) {
-			// A short command timeout keeps calls to a dead or paused node from piling up.
+			// Well above the node timeout, yet short enough that calls to a dead or paused node do not
+			// pile up.
 			LettuceConnectionFactory factory = new LettuceConnectionFactory(
 					new RedisStandaloneConfiguration(server.host(), server.port()),
-					LettuceClientConfiguration.builder().commandTimeout(Duration.ofSeconds(1)).build());
+					LettuceClientConfiguration.builder().commandTimeout(Duration.ofSeconds(2)).build());
 			factory.afterPropertiesSet();
 			factory.start();
 			factories.add(factory);
@@ -49,7 +58,7 @@ final class RedlockNodes implements AutoCloseable {
 		for (LockListener listener : listeners) {
 			options.listener(listener);
 		}
-		RedlockLockRegistry registry = RedlockLockRegistry.owning(factories, "distlock", SETTINGS, options.build());
+		RedlockLockRegistry registry = RedlockLockRegistry.owning(factories, "distlock", settings, options.build());
 		this.clients.add(registry);
 		return registry;
 	}
