@@ -27,7 +27,8 @@ import io.distlock.embedded.RedisServerProcess;
  * prints a table, {@code RESULT} lines and distlock's ratios to each peer.
  *
  * <p>Arguments: measured duration and warm-up per scenario and library (ISO-8601, e.g. PT10S PT3S),
- * and how many distinct names the memory scenario takes (default a million).
+ * how many distinct names the memory scenario takes (default a million), and which scenarios run
+ * ({@code all}, or a comma-separated subset of uncontended, contended, redlock, annotation, memory).
  * A run fails (non-zero) if a contended run loses an update: speed without exclusion is worthless.
  */
 public final class LockBenchmarks {
@@ -41,6 +42,8 @@ public final class LockBenchmarks {
 		Duration duration = Duration.parse(args.length > 0 ? args[0] : "PT10S");
 		Duration warmup = Duration.parse(args.length > 1 ? args[1] : "PT3S");
 		int names = Integer.parseInt(args.length > 2 ? args[2] : "1000000");
+		java.util.Set<String> scenarios = java.util.Set.of((args.length > 3 ? args[3] : "all").split(","));
+		java.util.function.Predicate<String> selected = scenario -> scenarios.contains("all") || scenarios.contains(scenario);
 		List<String> report = new ArrayList<>();
 		Map<String, Result> uncontended = new LinkedHashMap<>();
 		Map<String, Result> contended = new LinkedHashMap<>();
@@ -56,14 +59,18 @@ public final class LockBenchmarks {
 				redis.command("FLUSHALL");
 			}
 			for (Contender contender : contenders) {
-				uncontended.put(contender.name(), uncontended(contender, 4, warmup, duration));
-				redis.command("FLUSHALL");
+				if (selected.test("uncontended")) {
+					uncontended.put(contender.name(), uncontended(contender, 4, warmup, duration));
+					redis.command("FLUSHALL");
+				}
 			}
 			for (Contender contender : contenders) {
-				contended.put(contender.name(), contended(contender, redis, warmup, duration));
-				redis.command("FLUSHALL");
+				if (selected.test("contended")) {
+					contended.put(contender.name(), contended(contender, redis, warmup, duration));
+					redis.command("FLUSHALL");
+				}
 			}
-			for (int pass = 0; pass < 2; pass++) {
+			for (int pass = 0; pass < (selected.test("annotation") ? 2 : 0); pass++) {
 				for (AnnotationContenders.Named path : AnnotationContenders.all(redis.host(), redis.port())) {
 					Result result = annotated(path, warmup, (pass == 0) ? warmup : duration);
 					if (pass == 1) {
@@ -73,16 +80,18 @@ public final class LockBenchmarks {
 				}
 			}
 			for (Contender contender : contenders) {
-				memory.put(contender.name(), MemoryScenario.run(contender, redis, names));
-				redis.command("FLUSHALL");
+				if (selected.test("memory")) {
+					memory.put(contender.name(), MemoryScenario.run(contender, redis, names));
+					redis.command("FLUSHALL");
+				}
 			}
 		}
 		List<RedisServerProcess> masters = new ArrayList<>();
 		try {
-			for (int i = 0; i < 5; i++) {
+			for (int i = 0; i < (selected.test("redlock") ? 5 : 0); i++) {
 				masters.add(RedisServerProcess.start());
 			}
-			List<Contender> contenders = RedlockContenders.all(masters);
+			List<Contender> contenders = masters.isEmpty() ? List.of() : RedlockContenders.all(masters);
 			for (Contender contender : contenders) {
 				uncontended(contender, 2, warmup, warmup);
 			}
@@ -150,6 +159,9 @@ public final class LockBenchmarks {
 
 	private static void ratios(List<String> report, String scenario, Map<String, Result> results, String subject) {
 		Result ours = results.get(subject);
+		if (ours == null) {
+			return;
+		}
 		results.forEach((name, peer) -> {
 			if (!name.equals(subject)) {
 				report.add(String.format(Locale.ROOT, "RATIO scenario=%s %s/%s throughput=%.2f p50=%.2f p99=%.2f", scenario,

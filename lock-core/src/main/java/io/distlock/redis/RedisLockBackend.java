@@ -1,16 +1,23 @@
 package io.distlock.redis;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+
+import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.data.redis.core.script.RedisScript;
 
 import io.distlock.core.LockBackend;
 
@@ -28,6 +35,11 @@ public final class RedisLockBackend implements LockBackend {
 
 	private final String description;
 
+	private final RedisConnectionFactory connectionFactory;
+
+	/** The shared Lettuce connection's asynchronous commands, once {@link #prepareAsync()} found them. */
+	private volatile RedisClusterAsyncCommands<byte[], byte[]> async;
+
 	/**
 	 * @param connectionFactory the application's Redis connection factory; not closed by this backend
 	 * @param keyPrefix the namespace of all keys and channels, e.g. {@code distlock}
@@ -37,6 +49,105 @@ public final class RedisLockBackend implements LockBackend {
 		this.redis = new StringRedisTemplate(connectionFactory);
 		this.subscriber = new RedisReleaseSubscriber(connectionFactory, this.keys.anchorChannel());
 		this.description = describe(connectionFactory);
+		this.connectionFactory = connectionFactory;
+	}
+
+	/**
+	 * Looks up the asynchronous commands of the factory's shared Lettuce connection, which the
+	 * {@code *Async} methods use. This may connect, so call it where blocking is fine. Commands sent
+	 * through one shared connection reach the server in the order they were sent, however many
+	 * threads are waiting for replies.
+	 * @return whether the {@code *Async} methods are available (a shared Lettuce connection to a
+	 * single server)
+	 */
+	@SuppressWarnings("unchecked")
+	public boolean prepareAsync() {
+		if (!(this.connectionFactory instanceof LettuceConnectionFactory lettuce) || !lettuce.getShareNativeConnection()
+				|| this.keys.cluster()) {
+			return false;
+		}
+		try (RedisConnection connection = lettuce.getConnection()) {
+			if (connection.getNativeConnection() instanceof RedisClusterAsyncCommands<?, ?> commands) {
+				this.async = (RedisClusterAsyncCommands<byte[], byte[]>) commands;
+			}
+		}
+		return this.async != null;
+	}
+
+	/** @return whether {@link #prepareAsync()} succeeded */
+	public boolean asyncReady() {
+		return this.async != null;
+	}
+
+	/**
+	 * {@link #acquire(String, String, int, Duration, String)} without blocking the calling thread;
+	 * needs {@link #prepareAsync()}.
+	 * @return the outcome, when Redis answers
+	 */
+	public CompletableFuture<Acquisition> acquireAsync(String name, String owner, int heldCount, Duration lease,
+			String attemptId) {
+		String attempt = (attemptId != null) ? attemptId : "";
+		return this.<List<?>>evalAsync(LockScripts.ACQUIRE, ScriptOutputType.MULTI, lockKeys(name), owner,
+				String.valueOf(lease.toMillis()), String.valueOf(heldCount), attempt, "0")
+			.thenApply(reply -> acquisition(reply, name, lease, attempt));
+	}
+
+	/**
+	 * {@link #release(String, String, int, String)} without blocking the calling thread; needs
+	 * {@link #prepareAsync()}.
+	 * @return the outcome, when Redis answers
+	 */
+	public CompletableFuture<Release> releaseAsync(String name, String owner, int heldCount, String holdId) {
+		return this.<Long>evalAsync(LockScripts.RELEASE, ScriptOutputType.INTEGER, lockKeys(name), owner,
+				String.valueOf(heldCount), this.keys.releaseChannel(name), "", (holdId != null) ? holdId : "")
+			.thenApply(reply -> release(reply, name));
+	}
+
+	/**
+	 * {@link #abandon} without blocking the calling thread; needs {@link #prepareAsync()}.
+	 * @return whether a hold was deleted, when Redis answers
+	 */
+	public CompletableFuture<Boolean> abandonAsync(String name, String owner, String attemptId) {
+		return this.<Long>evalAsync(LockScripts.ABANDON, ScriptOutputType.INTEGER, List.of(this.keys.lock(name)), owner,
+				attemptId, this.keys.releaseChannel(name))
+			.thenApply(reply -> reply != null && reply == 1);
+	}
+
+	private <T> CompletableFuture<T> evalAsync(RedisScript<?> script, ScriptOutputType type, List<String> keys,
+			String... args) {
+		RedisClusterAsyncCommands<byte[], byte[]> commands = this.async;
+		byte[][] keyBytes = bytes(keys.toArray(String[]::new));
+		byte[][] argBytes = bytes(args);
+		CompletableFuture<T> result = new CompletableFuture<>();
+		commands.<T>evalsha(script.getSha1(), type, keyBytes, argBytes).whenComplete((value, error) -> {
+			if (error == null) {
+				result.complete(value);
+			}
+			else if (String.valueOf(error.getMessage()).startsWith("NOSCRIPT")) {
+				// After SCRIPT FLUSH or a restart: EVAL loads the script again.
+				commands.<T>eval(script.getScriptAsString().getBytes(StandardCharsets.UTF_8), type, keyBytes, argBytes)
+					.whenComplete((retried, retryError) -> {
+						if (retryError == null) {
+							result.complete(retried);
+						}
+						else {
+							result.completeExceptionally(retryError);
+						}
+					});
+			}
+			else {
+				result.completeExceptionally(error);
+			}
+		});
+		return result;
+	}
+
+	private static byte[][] bytes(String[] values) {
+		byte[][] bytes = new byte[values.length][];
+		for (int i = 0; i < values.length; i++) {
+			bytes[i] = values[i].getBytes(StandardCharsets.UTF_8);
+		}
+		return bytes;
 	}
 
 	private static String describe(RedisConnectionFactory connectionFactory) {
@@ -91,6 +202,10 @@ public final class RedisLockBackend implements LockBackend {
 			Duration queueFor) {
 		List<?> reply = this.redis.execute(LockScripts.ACQUIRE, lockKeys(name), owner, String.valueOf(lease.toMillis()),
 				String.valueOf(heldCount), (attemptId != null) ? attemptId : "", String.valueOf(queueFor.toMillis()));
+		return acquisition(reply, name, lease, attemptId);
+	}
+
+	private static Acquisition acquisition(List<?> reply, String name, Duration lease, String attemptId) {
 		long status = number(reply, 0, name);
 		long value = number(reply, 1, name);
 		if (status == 1) {
@@ -116,6 +231,10 @@ public final class RedisLockBackend implements LockBackend {
 	public Release release(String name, String owner, int heldCount, String holdId) {
 		Long reply = this.redis.execute(LockScripts.RELEASE, lockKeys(name), owner, String.valueOf(heldCount),
 				this.keys.releaseChannel(name), "", (holdId != null) ? holdId : "");
+		return release(reply, name);
+	}
+
+	private static Release release(Long reply, String name) {
 		if (reply == null) {
 			throw new IllegalStateException("Redis returned no reply to the release of lock '" + name + "'");
 		}

@@ -6,6 +6,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -38,6 +39,11 @@ import io.distlock.redis.RedisLockBackend;
  * ({@code lease - elapsed - drift}) is positive. Otherwise the attempt is undone on every node,
  * including those that did not answer (their connection delivers the release after the late
  * acquisition), and the caller backs off for a random moment.
+ *
+ * <p>Acquire, release and undo are sent from the calling thread through each node's shared Lettuce
+ * connection without blocking (where the node's factory shares its connection, as the
+ * auto-configuration's do): no thread hop per node, and one owner's commands reach every node in
+ * the order they were made, so a release answered late cannot overtake the owner's next acquisition.
  */
 public final class RedlockBackend implements LockBackend {
 
@@ -101,6 +107,10 @@ public final class RedlockBackend implements LockBackend {
 	private void warmUp() {
 		List<CompletableFuture<Boolean>> pings = this.nodes.stream().map(node -> CompletableFuture.supplyAsync(() -> {
 			boolean held = node.isHeldBy("distlock-warm-up", "-");
+			if (!node.prepareAsync()) {
+				log.debug("Redlock node {} has no shared Lettuce connection; its calls block a pool thread each",
+						node.description());
+			}
 			// Also opens the node's release-subscription connection, which stays open afterwards.
 			try (AutoCloseable subscription = node.subscribe("distlock-warm-up", message -> {
 			})) {
@@ -133,7 +143,9 @@ public final class RedlockBackend implements LockBackend {
 		long start = System.nanoTime();
 		String attempt = (heldCount == 0) ? Long.toString(this.attempts.incrementAndGet(), 36) : null;
 		int mustFailToLose = this.nodes.size() - this.quorum + 1;
-		List<Reply<Acquisition>> replies = onAllNodes(node -> node.acquire(name, owner, heldCount, lease, attempt),
+		List<Reply<Acquisition>> replies = onAllNodesAsync(node -> node.asyncReady()
+				? node.acquireAsync(name, owner, heldCount, lease, attempt)
+				: CompletableFuture.supplyAsync(() -> node.acquire(name, owner, heldCount, lease, attempt), this.calls),
 				received -> received.stream().filter(reply -> reply.is(Acquisition.Status.ACQUIRED)).count() >= this.quorum
 						|| received.stream().filter(reply -> !reply.is(Acquisition.Status.ACQUIRED)).count() >= mustFailToLose);
 		Duration elapsed = Duration.ofNanos(System.nanoTime() - start);
@@ -181,7 +193,9 @@ public final class RedlockBackend implements LockBackend {
 	 */
 	@Override
 	public Release release(String name, String owner, int heldCount, String holdId) {
-		List<Reply<Release>> replies = onAllNodes(node -> node.release(name, owner, heldCount, holdId),
+		List<Reply<Release>> replies = onAllNodesAsync(node -> node.asyncReady()
+				? node.releaseAsync(name, owner, heldCount, holdId)
+				: CompletableFuture.supplyAsync(() -> node.release(name, owner, heldCount, holdId), this.calls),
 				received -> received.stream().filter(Reply::answered).count() >= this.quorum);
 		if (replies.stream().noneMatch(Reply::answered)) {
 			throw new LockBackendException(name, "Lock '" + name + "': no Redlock node answered the release",
@@ -286,6 +300,14 @@ public final class RedlockBackend implements LockBackend {
 		// Everywhere, also where the attempt timed out. Only this attempt's hold is deleted, so the
 		// undo may arrive after the owner's next attempt without breaking that attempt's quorum.
 		for (RedisLockBackend node : this.nodes) {
+			if (node.asyncReady()) {
+				node.abandonAsync(name, owner, attempt).whenComplete((deleted, error) -> {
+					if (error != null) {
+						log.debug("Could not undo a failed Redlock attempt on lock '{}' at one node", name, error);
+					}
+				});
+				continue;
+			}
 			this.calls.execute(() -> {
 				try {
 					node.abandon(name, owner, attempt);
@@ -322,6 +344,22 @@ public final class RedlockBackend implements LockBackend {
 
 	private <T> List<Reply<T>> onAllNodes(Function<RedisLockBackend, T> call, Predicate<List<Reply<T>>> enough,
 			Duration timeout, boolean markDownOnTimeout) {
+		return onAllNodesAsync(node -> CompletableFuture.supplyAsync(() -> call.apply(node), this.calls), enough, timeout,
+				markDownOnTimeout);
+	}
+
+	/**
+	 * As {@link #onAllNodes(Function, Predicate)}, for calls that do not block: the lock decisions,
+	 * sent from the calling thread on each node's shared connection, so that one owner's acquire,
+	 * release and undo reach a node in the order they were made.
+	 */
+	private <T> List<Reply<T>> onAllNodesAsync(Function<RedisLockBackend, CompletionStage<T>> call,
+			Predicate<List<Reply<T>>> enough) {
+		return onAllNodesAsync(call, enough, this.settings.nodeTimeout(), true);
+	}
+
+	private <T> List<Reply<T>> onAllNodesAsync(Function<RedisLockBackend, CompletionStage<T>> call,
+			Predicate<List<Reply<T>>> enough, Duration timeout, boolean markDownOnTimeout) {
 		int count = this.nodes.size();
 		BlockingQueue<Indexed<T>> arrived = new LinkedBlockingQueue<>();
 		long now = System.nanoTime();
@@ -332,15 +370,15 @@ public final class RedlockBackend implements LockBackend {
 						+ " did not answer recently; skipped until it is probed again"))));
 				continue;
 			}
-			RedisLockBackend node = this.nodes.get(i);
-			this.calls.execute(() -> {
-				try {
-					arrived.add(new Indexed<>(index, new Reply<>(call.apply(node), null)));
-				}
-				catch (Throwable ex) {
-					arrived.add(new Indexed<>(index, new Reply<>(null, ex)));
-				}
-			});
+			CompletionStage<T> reply;
+			try {
+				reply = call.apply(this.nodes.get(i));
+			}
+			catch (RuntimeException ex) {
+				reply = CompletableFuture.failedFuture(ex);
+			}
+			reply.whenComplete((value, error) -> arrived.add(new Indexed<>(index,
+					(error == null) ? new Reply<>(value, null) : new Reply<>(null, unwrap(error)))));
 		}
 		List<Reply<T>> replies = new ArrayList<>(java.util.Collections.nCopies(count, null));
 		List<Reply<T>> received = new ArrayList<>(count);
@@ -408,7 +446,13 @@ public final class RedlockBackend implements LockBackend {
 
 	private static boolean unreachable(Throwable error) {
 		return error instanceof TimeoutException || error instanceof DataAccessResourceFailureException
-				|| error instanceof QueryTimeoutException;
+				|| error instanceof QueryTimeoutException || error instanceof io.lettuce.core.RedisConnectionException
+				|| error instanceof io.lettuce.core.RedisCommandTimeoutException;
+	}
+
+	private static Throwable unwrap(Throwable error) {
+		return (error instanceof java.util.concurrent.CompletionException && error.getCause() != null) ? error.getCause()
+				: error;
 	}
 
 	private record Indexed<T>(int index, Reply<T> reply) {
