@@ -66,6 +66,9 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 
 	private volatile boolean closed;
 
+	/** Each thread's owner id, built once per thread rather than on every call. */
+	private final ThreadLocal<String> owners;
+
 	/**
 	 * @param backend where lock state is kept
 	 * @param options the engine's settings
@@ -77,6 +80,7 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 		this.watchdog = new Watchdog(options.clientId(), backend, options.watchdogTimeout(), this.holds::values,
 				this::dropOrphan, this::markLost, this::renewalFailed);
 		this.deadlines = new DeadlineGuard(options.clientId());
+		this.owners = ThreadLocal.withInitial(() -> options.clientId() + ":" + Thread.currentThread().getId());
 	}
 
 	@Override
@@ -149,7 +153,7 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 
 	/** @return the owner id of the calling thread */
 	public String currentOwner() {
-		return this.options.clientId() + ":" + Thread.currentThread().getId();
+		return this.owners.get();
 	}
 
 	/**

@@ -40,6 +40,11 @@ public final class RedisLockBackend implements LockBackend {
 	/** The shared Lettuce connection's asynchronous commands, once {@link #prepareAsync()} found them. */
 	private volatile RedisClusterAsyncCommands<byte[], byte[]> async;
 
+	private volatile boolean asyncLookedUp;
+
+	/** How long a direct call waits for Redis: the connection factory's command timeout. */
+	private final long commandTimeoutMillis;
+
 	/**
 	 * @param connectionFactory the application's Redis connection factory; not closed by this backend
 	 * @param keyPrefix the namespace of all keys and channels, e.g. {@code distlock}
@@ -47,9 +52,13 @@ public final class RedisLockBackend implements LockBackend {
 	public RedisLockBackend(RedisConnectionFactory connectionFactory, String keyPrefix) {
 		this.keys = new RedisKeys(keyPrefix, isCluster(connectionFactory));
 		this.redis = new StringRedisTemplate(connectionFactory);
+		// Otherwise every script call wraps the connection in a close-suppressing JDK proxy.
+		this.redis.setExposeConnection(true);
 		this.subscriber = new RedisReleaseSubscriber(connectionFactory, this.keys.anchorChannel());
 		this.description = describe(connectionFactory);
 		this.connectionFactory = connectionFactory;
+		this.commandTimeoutMillis = (connectionFactory instanceof LettuceConnectionFactory lettuce)
+				? lettuce.getClientConfiguration().getCommandTimeout().toMillis() : 60_000;
 	}
 
 	/**
@@ -111,6 +120,55 @@ public final class RedisLockBackend implements LockBackend {
 		return this.<Long>evalAsync(LockScripts.ABANDON, ScriptOutputType.INTEGER, List.of(this.keys.lock(name)), owner,
 				attemptId, this.keys.releaseChannel(name))
 			.thenApply(reply -> reply != null && reply == 1);
+	}
+
+	/**
+	 * Runs a lock script and waits for its reply: straight on the shared Lettuce connection where
+	 * there is one (a lock decision is on every critical section's path; the template's connection
+	 * wrapper, serializers and translation cost about as much client time as the call itself), else
+	 * through the template.
+	 */
+	@SuppressWarnings("unchecked")
+	private <T> T eval(RedisScript<?> script, ScriptOutputType type, List<String> keys, String... args) {
+		if (!this.asyncLookedUp) {
+			// May connect; if Redis is down it throws, and the next call looks again.
+			prepareAsync();
+			this.asyncLookedUp = true;
+		}
+		if (this.async == null) {
+			return (T) this.redis.execute(script, keys, (Object[]) args);
+		}
+		RedisClusterAsyncCommands<byte[], byte[]> commands = this.async;
+		byte[][] keyBytes = bytes(keys.toArray(String[]::new));
+		byte[][] argBytes = bytes(args);
+		java.util.concurrent.Future<T> reply = commands.evalsha(script.getSha1(), type, keyBytes, argBytes);
+		try {
+			try {
+				return reply.get(this.commandTimeoutMillis, TimeUnit.MILLISECONDS);
+			}
+			catch (java.util.concurrent.ExecutionException ex) {
+				if (!String.valueOf(ex.getCause().getMessage()).startsWith("NOSCRIPT")) {
+					throw ex;
+				}
+				// After SCRIPT FLUSH or a restart: EVAL loads the script again.
+				reply = commands.eval(script.getScriptAsString().getBytes(StandardCharsets.UTF_8), type, keyBytes, argBytes);
+				return reply.get(this.commandTimeoutMillis, TimeUnit.MILLISECONDS);
+			}
+		}
+		catch (InterruptedException ex) {
+			reply.cancel(true);
+			Thread.currentThread().interrupt();
+			throw new io.lettuce.core.RedisCommandInterruptedException(ex);
+		}
+		catch (java.util.concurrent.TimeoutException ex) {
+			reply.cancel(true);
+			throw new io.lettuce.core.RedisCommandTimeoutException("Redis did not answer within " + this.commandTimeoutMillis
+					+ " ms (" + this.description + ")");
+		}
+		catch (java.util.concurrent.ExecutionException ex) {
+			Throwable cause = ex.getCause();
+			throw (cause instanceof RuntimeException runtime) ? runtime : new IllegalStateException(cause);
+		}
 	}
 
 	private <T> CompletableFuture<T> evalAsync(RedisScript<?> script, ScriptOutputType type, List<String> keys,
@@ -200,8 +258,9 @@ public final class RedisLockBackend implements LockBackend {
 
 	private Acquisition acquire(String name, String owner, int heldCount, Duration lease, String attemptId,
 			Duration queueFor) {
-		List<?> reply = this.redis.execute(LockScripts.ACQUIRE, lockKeys(name), owner, String.valueOf(lease.toMillis()),
-				String.valueOf(heldCount), (attemptId != null) ? attemptId : "", String.valueOf(queueFor.toMillis()));
+		List<?> reply = eval(LockScripts.ACQUIRE, ScriptOutputType.MULTI, lockKeys(name), owner,
+				String.valueOf(lease.toMillis()), String.valueOf(heldCount), (attemptId != null) ? attemptId : "",
+				String.valueOf(queueFor.toMillis()));
 		return acquisition(reply, name, lease, attemptId);
 	}
 
@@ -229,7 +288,7 @@ public final class RedisLockBackend implements LockBackend {
 	 */
 	@Override
 	public Release release(String name, String owner, int heldCount, String holdId) {
-		Long reply = this.redis.execute(LockScripts.RELEASE, lockKeys(name), owner, String.valueOf(heldCount),
+		Long reply = eval(LockScripts.RELEASE, ScriptOutputType.INTEGER, lockKeys(name), owner, String.valueOf(heldCount),
 				this.keys.releaseChannel(name), "", (holdId != null) ? holdId : "");
 		return release(reply, name);
 	}
