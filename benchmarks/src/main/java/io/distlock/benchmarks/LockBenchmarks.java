@@ -38,7 +38,19 @@ public final class LockBenchmarks {
 	private LockBenchmarks() {
 	}
 
-	public static void main(String[] args) throws Exception {
+	public static void main(String[] args) {
+		// Clients of some libraries leave non-daemon threads behind; the run's outcome is the exit code.
+		try {
+			run(args);
+		}
+		catch (Throwable ex) {
+			ex.printStackTrace();
+			System.exit(1);
+		}
+		System.exit(0);
+	}
+
+	private static void run(String[] args) throws Exception {
 		Duration duration = Duration.parse(args.length > 0 ? args[0] : "PT10S");
 		Duration warmup = Duration.parse(args.length > 1 ? args[1] : "PT3S");
 		int names = Integer.parseInt(args.length > 2 ? args[2] : "1000000");
