@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.concurrent.locks.Lock;
 
 import org.redisson.Redisson;
+import org.redisson.RedissonMultiLock;
 import org.redisson.RedissonRedLock;
 import org.redisson.api.RLock;
 import org.redisson.api.RedissonClient;
@@ -18,7 +19,8 @@ import io.distlock.redlock.RedlockSettings;
 
 /**
  * The Redlock implementations compared: distlock's {@link RedlockLockRegistry} (all masters asked at
- * once) and Redisson's {@code RedissonRedLock} over one client per master, as Redisson documents it.
+ * once) and Redisson's {@code RedissonRedLock} and {@code RedissonMultiLock} over one client per
+ * master, as Redisson documents them.
  */
 final class RedlockContenders {
 
@@ -26,7 +28,7 @@ final class RedlockContenders {
 	}
 
 	static List<Contender> all(List<RedisServerProcess> masters) {
-		return List.of(distlock(masters), redisson(masters));
+		return List.of(distlock(masters), redisson(masters, false), redisson(masters, true));
 	}
 
 	static Contender distlock(List<RedisServerProcess> masters) {
@@ -54,10 +56,14 @@ final class RedlockContenders {
 		};
 	}
 
-	static Contender redisson(List<RedisServerProcess> masters) {
+	/**
+	 * Redisson over one client per master: {@code RedissonRedLock} (a majority), or with
+	 * {@code multi} its {@code RedissonMultiLock} (every master), which the RedLock extends.
+	 */
+	static Contender redisson(List<RedisServerProcess> masters, boolean multi) {
 		return new Contender() {
 			public String name() {
-				return "redisson";
+				return multi ? "redisson-multi" : "redisson";
 			}
 
 			public Client newClient() {
@@ -70,7 +76,7 @@ final class RedlockContenders {
 				return new Client() {
 					public Lock lock(String key) {
 						RLock[] locks = clients.stream().map(client -> client.getLock("redisson:" + key)).toArray(RLock[]::new);
-						return new RedissonRedLock(locks);
+						return multi ? new RedissonMultiLock(locks) : new RedissonRedLock(locks);
 					}
 
 					public void close() {
