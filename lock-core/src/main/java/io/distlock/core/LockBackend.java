@@ -25,15 +25,31 @@ public interface LockBackend extends AutoCloseable {
 	Acquisition acquire(String name, String owner, int heldCount, Duration lease);
 
 	/**
+	 * How long a queued owner keeps its place without calling again, and how long a hold handed to
+	 * it lasts until it takes the hold up and extends it to its own lease: a waiter that vanished
+	 * holds nobody up for longer.
+	 */
+	Duration QUEUE_PLACE = Duration.ofSeconds(4);
+
+	/** @return whether this backend queues waiters and hands a released lock to the first of them */
+	default boolean queuesWaiters() {
+		return false;
+	}
+
+	/**
 	 * Acquires as {@link #acquire(String, String, int, Duration)}; if the lock is taken, a backend
-	 * that keeps a fair queue also queues the owner for {@code queueFor}, so that a release hands the
-	 * lock straight to the first live queued owner and announces {@link #GRANT_PREFIX}{@code <token>
-	 * <owner>} to subscribers. Calling again refreshes the owner's place; it stays first in line.
-	 * Backends without a queue ignore {@code queueFor}.
+	 * that {@linkplain #queuesWaiters() queues waiters} also queues the owner for {@code queueFor},
+	 * so that a release hands the lock straight to the first live queued owner (with a lease of at
+	 * most {@link #QUEUE_PLACE} until the owner extends it) and announces
+	 * {@link #GRANT_PREFIX}{@code <token> <owner> <ticket>} to subscribers. Calling again refreshes
+	 * the owner's place; it stays where it was in line. Other backends ignore the queueing arguments.
 	 * @param queueFor how long the owner stays queued without calling again; zero: do not queue
+	 * @param ticket names this waiting attempt in the hand-off message, so that a message arriving
+	 * late is not taken by a later attempt of the same owner
 	 * @return the outcome; {@link Acquisition.Status#ACQUIRED} also when the lock was handed over
 	 */
-	default Acquisition acquire(String name, String owner, int heldCount, Duration lease, Duration queueFor) {
+	default Acquisition acquire(String name, String owner, int heldCount, Duration lease, Duration queueFor,
+			String ticket) {
 		return acquire(name, owner, heldCount, lease);
 	}
 
@@ -93,7 +109,7 @@ public interface LockBackend extends AutoCloseable {
 	 * subscription is effective, so that a release right after the call is not missed.
 	 * @param name the lock's name
 	 * @param onRelease called (on any thread, quickly) when the lock is released, with
-	 * {@value #RELEASED}, with {@value #GRANT_PREFIX}{@code <token> <owner>} when the release handed
+	 * {@value #RELEASED}, with {@value #GRANT_PREFIX}{@code <token> <owner> <ticket>} when the release handed
 	 * it to a queued owner, or with the owner id whose abandoned attempt freed it
 	 * @return the subscription, to close when no longer waiting
 	 */
@@ -102,7 +118,7 @@ public interface LockBackend extends AutoCloseable {
 	/** The notification of an ordinary release. */
 	String RELEASED = "released";
 
-	/** Starts the notification that a release handed the lock to a queued owner: {@code grant <token> <owner>}. */
+	/** Starts the notification that a release handed the lock to a queued owner: {@code grant <token> <owner> <ticket>}. */
 	String GRANT_PREFIX = "grant ";
 
 	/**

@@ -42,13 +42,11 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 
 	private static final long UNSUBSCRIBED_MAX_SLEEP_NANOS = Duration.ofMillis(100).toNanos();
 
-	/**
-	 * How long the backend keeps a waiting owner's place in its queue without hearing from it. A
-	 * crashed waiter's place lapses after this; live waiters call again after half of it.
-	 */
-	static final Duration QUEUE_PLACE = Duration.ofSeconds(4);
+	/** Live queued waiters call again after half their place's time, so that it never lapses. */
+	private static final long QUEUE_REFRESH_NANOS = LockBackend.QUEUE_PLACE.toNanos() / 2;
 
-	private static final long QUEUE_REFRESH_NANOS = QUEUE_PLACE.toNanos() / 2;
+	/** Numbers this client's waiting attempts (with the owner id, a hand-off names exactly one). */
+	private final java.util.concurrent.atomic.AtomicLong tickets = new java.util.concurrent.atomic.AtomicLong();
 
 	private final LockBackend backend;
 
@@ -163,6 +161,8 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 	@Override
 	public void close() {
 		this.closed = true;
+		// Before the backend goes: a hold must not be handed to a thread that will only find the registry closed.
+		this.waits.closeAll(this::leaveQueue);
 		this.watchdog.close();
 		this.deadlines.close();
 		this.backend.close();
@@ -229,7 +229,7 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 	private boolean awaitAndAcquire(Attempt attempt, boolean forever, long deadline, boolean interruptible)
 			throws InterruptedException {
 		boolean interrupted = false;
-		ReleaseWaits.Waiter waiter = this.waits.enter(attempt.name, attempt.owner);
+		ReleaseWaits.Waiter waiter = this.waits.enter(attempt.name, attempt.owner, attempt.ticket);
 		try {
 			// Queued on the backend before joining the room: a hand-off announced meanwhile was missed, so look.
 			boolean look = attempt.queued;
@@ -255,11 +255,14 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 					attempt.granted(waiter.grantedToken());
 					return true;
 				}
-				if (turn == ReleaseWaits.Turn.WAIT && !look) {
+				if (turn == ReleaseWaits.Turn.WAIT && !look && !attempt.queued) {
 					// Not the head: only a turn, a hand-off (or the deadline) ends this wait, never the holder's TTL.
 					sleep = Long.MAX_VALUE;
 					continue;
 				}
+				// The head, or queued on the backend although not the head here (threads of this client
+				// that arrived together): it calls again to keep its place and to learn of a hand-off
+				// whose message was lost.
 				look = false;
 				Duration ttl = attempt.tryOnce(queueFor(forever, deadline));
 				if (ttl == null) {
@@ -284,9 +287,9 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 		}
 	}
 
-	/** How long the backend keeps a waiter queued: until its wait ends, at most {@link #QUEUE_PLACE}. */
+	/** How long the backend keeps a waiter queued: until its wait ends, at most {@link LockBackend#QUEUE_PLACE}. */
 	private static long queueFor(boolean forever, long deadline) {
-		long place = QUEUE_PLACE.toNanos();
+		long place = LockBackend.QUEUE_PLACE.toNanos();
 		return forever ? place : Math.max(1, Math.min(place, deadline - System.nanoTime()));
 	}
 
@@ -311,17 +314,23 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 
 		final HoldKey key;
 
+		final String ticket;
+
 		/** Whether the backend may have queued this owner (it must then leave the queue on failure). */
 		boolean queued;
 
-		/** When this owner was first queued: the earliest a hand-off to it can have started its lease. */
-		long queuedSince;
+		/**
+		 * When the last call that found the lock taken started: a hand-off to this attempt came after
+		 * that call ran, so its lease started later.
+		 */
+		long refusedAt;
 
 		Attempt(String name, String owner, Duration explicitLease) {
 			this.name = name;
 			this.owner = owner;
 			this.explicitLease = explicitLease;
 			this.key = new HoldKey(name, owner);
+			this.ticket = Long.toString(LockEngine.this.tickets.incrementAndGet(), 36);
 		}
 
 		/**
@@ -342,14 +351,14 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 			Duration lease = lease();
 			long start = System.nanoTime();
 			// Re-entry never waits, so only a first acquisition is queued.
-			Duration queueFor = (held == 0) ? Duration.ofNanos(queueNanos) : Duration.ZERO;
-			if (!queueFor.isZero() && !this.queued) {
+			Duration queueFor = (held == 0 && LockEngine.this.backend.queuesWaiters()) ? Duration.ofNanos(queueNanos)
+					: Duration.ZERO;
+			if (queueFor.toMillis() > 0) {
 				this.queued = true;
-				this.queuedSince = start;
 			}
 			Acquisition result;
 			try {
-				result = LockEngine.this.backend.acquire(this.name, this.owner, held, lease, queueFor);
+				result = LockEngine.this.backend.acquire(this.name, this.owner, held, lease, queueFor, this.ticket);
 			}
 			catch (LockBackendException ex) {
 				throw ex;
@@ -360,7 +369,7 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 			switch (result.status()) {
 				case ACQUIRED -> {
 					if (hold == null) {
-						record(result.token(), result.holdId(), (this.queued ? this.queuedSince : start) + result.validity().toNanos());
+						record(result.token(), result.holdId(), start + result.validity().toNanos());
 					}
 					else {
 						hold.count(held + 1);
@@ -369,22 +378,29 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 					return null;
 				}
 				case HELD_BY_OTHER -> {
+					this.refusedAt = start;
 					return result.ttl();
 				}
 				default -> throw new LockLostException(markLost(hold, "the backend no longer had the hold when its owner re-entered it"));
 			}
 		}
 
-		/** A release handed the lock to this owner while it waited. */
+		/**
+		 * A release handed the lock to this attempt while it waited, with a lease of at most
+		 * {@link LockBackend#QUEUE_PLACE}; the watchdog extends it to the hold's own lease at once.
+		 */
 		void granted(long token) {
-			record(token, null, this.queuedSince + saturatedNanos(lease()));
+			Duration provisional = lease().compareTo(LockBackend.QUEUE_PLACE) < 0 ? lease() : LockBackend.QUEUE_PLACE;
+			Hold hold = record(token, null, this.refusedAt + provisional.toNanos());
+			LockEngine.this.watchdog.extendHandedOver(hold, lease());
 		}
 
-		private void record(long token, String holdId, long confirmedUntilNanos) {
+		private Hold record(long token, String holdId, long confirmedUntilNanos) {
 			Hold hold = new Hold(this.name, this.owner, token, holdId, this.explicitLease == null,
 					LockEngine.this.options.clock().instant(), Thread.currentThread());
 			LockEngine.this.holds.put(this.key, hold);
 			hold.confirmedUntil(confirmedUntilNanos);
+			return hold;
 		}
 
 		private Duration lease() {

@@ -41,7 +41,7 @@ final class ReleaseWaits {
 	 * Returns once the subscription is effective (or has failed, in which case waits fall back to the
 	 * lock's TTL).
 	 */
-	Waiter enter(String name, String owner) {
+	Waiter enter(String name, String owner, String ticket) {
 		Room room;
 		boolean first;
 		synchronized (this.rooms) {
@@ -53,7 +53,7 @@ final class ReleaseWaits {
 			}
 			room.members++;
 		}
-		Waiter waiter = room.join(owner);
+		Waiter waiter = room.join(owner, ticket);
 		if (first) {
 			room.subscribe(this.backend, this.ownOwnerPrefix);
 		}
@@ -117,6 +117,24 @@ final class ReleaseWaits {
 		}
 	}
 
+	/**
+	 * The client closes: every waiter leaves its backend queue (so that no hold is handed to a
+	 * client that is going away) and is woken, to find the registry closed.
+	 * @param leave called with each waiting owner's lock name and owner id
+	 */
+	void closeAll(java.util.function.BiConsumer<String, String> leave) {
+		java.util.List<Room> open;
+		synchronized (this.rooms) {
+			open = new java.util.ArrayList<>(this.rooms.values());
+		}
+		for (Room room : open) {
+			for (String owner : room.owners()) {
+				leave.accept(room.name, owner);
+			}
+			room.wakeAll();
+		}
+	}
+
 	/** @return how many lock names have waiters now */
 	int size() {
 		synchronized (this.rooms) {
@@ -141,6 +159,9 @@ final class ReleaseWaits {
 
 		private final String owner;
 
+		/** The waiting attempt's ticket: a hand-off naming another attempt of this owner is not for it. */
+		private final String ticket;
+
 		private final Condition turn;
 
 		/** Set when this waiter, at the head, should try the lock now. Guarded by the room's lock. */
@@ -149,9 +170,10 @@ final class ReleaseWaits {
 		/** The fencing token of a hold handed to this waiter, or null. Guarded by the room's lock. */
 		private Long grantedToken;
 
-		Waiter(Room room, String owner) {
+		Waiter(Room room, String owner, String ticket) {
 			this.room = room;
 			this.owner = owner;
+			this.ticket = ticket;
 			this.turn = room.lock.newCondition();
 		}
 
@@ -204,10 +226,10 @@ final class ReleaseWaits {
 			this.name = name;
 		}
 
-		Waiter join(String owner) {
+		Waiter join(String owner, String ticket) {
 			this.lock.lock();
 			try {
-				Waiter waiter = new Waiter(this, owner);
+				Waiter waiter = new Waiter(this, owner, ticket);
 				waiter.mustTry = this.queue.isEmpty();
 				this.queue.addLast(waiter);
 				return waiter;
@@ -234,6 +256,29 @@ final class ReleaseWaits {
 			}
 		}
 
+		java.util.List<String> owners() {
+			this.lock.lock();
+			try {
+				return this.queue.stream().map(waiter -> waiter.owner).toList();
+			}
+			finally {
+				this.lock.unlock();
+			}
+		}
+
+		void wakeAll() {
+			this.lock.lock();
+			try {
+				for (Waiter waiter : this.queue) {
+					waiter.mustTry = true;
+					waiter.turn.signal();
+				}
+			}
+			finally {
+				this.lock.unlock();
+			}
+		}
+
 		/** A release of the lock was announced: the head tries again. */
 		void signal() {
 			this.lock.lock();
@@ -249,12 +294,16 @@ final class ReleaseWaits {
 			}
 		}
 
-		/** The backend handed the lock to {@code owner}: its waiter, if still here, holds it now. */
-		void grant(String owner, long token) {
+		/**
+		 * The backend handed the lock to {@code owner}'s attempt {@code ticket}: that waiter, if still
+		 * here, holds it now. A later attempt of the same thread is not it: the message may have been
+		 * on its way while the earlier attempt gave up and passed the lock on.
+		 */
+		void grant(String owner, String ticket, long token) {
 			this.lock.lock();
 			try {
 				for (Waiter waiter : this.queue) {
-					if (waiter.owner.equals(owner)) {
+					if (waiter.owner.equals(owner) && waiter.ticket.equals(ticket)) {
 						waiter.grantedToken = token;
 						waiter.turn.signal();
 						return;
@@ -317,11 +366,10 @@ final class ReleaseWaits {
 
 		private void onMessage(String message, String ownOwnerPrefix) {
 			if (message.startsWith(LockBackend.GRANT_PREFIX)) {
-				int space = message.indexOf(' ', LockBackend.GRANT_PREFIX.length());
-				String owner = message.substring(space + 1);
-				// Handed to another client's owner: nothing to wake for here.
-				if (space > 0 && owner.startsWith(ownOwnerPrefix)) {
-					grant(owner, Long.parseLong(message.substring(LockBackend.GRANT_PREFIX.length(), space)));
+				// grant <token> <owner> <ticket>; handed to another client's owner: nothing to wake for here.
+				String[] parts = message.split(" ");
+				if (parts.length == 4 && parts[2].startsWith(ownOwnerPrefix)) {
+					grant(parts[2], parts[3], Long.parseLong(parts[1]));
 				}
 			}
 			else if (!message.startsWith(ownOwnerPrefix)) {

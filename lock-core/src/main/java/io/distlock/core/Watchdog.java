@@ -153,6 +153,42 @@ final class Watchdog implements AutoCloseable {
 		}
 	}
 
+	/**
+	 * A hold was handed over with a provisional lease (see {@link LockBackend#QUEUE_PLACE}): extends
+	 * it to the hold's own lease now, on the watchdog's thread, so that the new holder's critical
+	 * section does not wait for it.
+	 * @param hold the hold handed over
+	 * @param lease its own lease (the watchdog timeout, or the explicit lease it asked for)
+	 */
+	void extendHandedOver(Hold hold, Duration lease) {
+		try {
+			this.scheduler.execute(() -> {
+				long start = System.nanoTime();
+				try {
+					boolean extended = this.backend.renew(List.of(new LockBackend.HoldRef(hold.name, hold.owner)), lease).get(0);
+					if (extended) {
+						hold.confirmedUntil(start + lease.toNanos());
+					}
+					else if (!hold.releasing() && hold.lost() == null) {
+						this.onLost.lost(hold, "the hold handed over was gone before its lease could be extended");
+					}
+				}
+				catch (RuntimeException ex) {
+					if (!hold.confirmedAt(System.nanoTime()) && !hold.releasing()) {
+						this.onLost.lost(hold, "its lease could not be extended after the hand-off (" + ex + ")");
+					}
+					else {
+						// The regular renewal retries; an explicit lease stays provisional and is lost if it runs out.
+						log.warn("Could not extend the lease of lock '{}' handed to {}: {}", hold.name, hold.owner, ex.toString());
+					}
+				}
+			});
+		}
+		catch (java.util.concurrent.RejectedExecutionException closed) {
+			log.debug("Watchdog closed; the lease of lock '{}' handed to {} is not extended", hold.name, hold.owner);
+		}
+	}
+
 	@Override
 	public void close() {
 		this.scheduler.shutdownNow();

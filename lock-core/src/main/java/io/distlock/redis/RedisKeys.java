@@ -23,12 +23,24 @@ record RedisKeys(String prefix, boolean cluster) {
 
 	/** The list of owners queued for the lock, in arrival order. */
 	String queue(String name) {
-		return this.prefix + ":{" + name + "}:queue";
+		return queueBase(name) + ":queue";
 	}
 
-	/** The queued owners' entries: owner -> {@code <deadline ms>:<lease ms>}. */
+	/** The queued owners' entries: owner -> {@code <deadline ms>:<lease ms>:<ticket>}. */
 	String queueEntries(String name) {
-		return this.prefix + ":{" + name + "}:queued";
+		return queueBase(name) + ":queued";
+	}
+
+	/**
+	 * The lock key, which the queue keys extend. A name starting with '}' gives the lock key an
+	 * empty hash tag, so Redis Cluster hashes it whole; there the queue keys carry a tag of the
+	 * lock key's slot instead, as one script must touch keys of one slot only.
+	 */
+	private String queueBase(String name) {
+		if (this.cluster && name.startsWith("}")) {
+			return this.prefix + ":{" + ClusterSlotTags.tagFor(slot(name)) + "}:" + name;
+		}
+		return lock(name);
 	}
 
 	/** The channel on which a release of the lock is published. */

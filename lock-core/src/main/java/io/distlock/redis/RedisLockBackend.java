@@ -37,6 +37,9 @@ public final class RedisLockBackend implements LockBackend {
 
 	private final RedisConnectionFactory connectionFactory;
 
+	/** At most how long a hold handed to a queued owner lasts before that owner extends it. */
+	private static final String HAND_OFF_LEASE = String.valueOf(QUEUE_PLACE.toMillis());
+
 	/** The shared Lettuce connection's asynchronous commands, once {@link #prepareAsync()} found them. */
 	private volatile RedisClusterAsyncCommands<byte[], byte[]> async;
 
@@ -97,7 +100,7 @@ public final class RedisLockBackend implements LockBackend {
 			String attemptId) {
 		String attempt = (attemptId != null) ? attemptId : "";
 		return this.<List<?>>evalAsync(LockScripts.ACQUIRE, ScriptOutputType.MULTI, lockKeys(name), owner,
-				String.valueOf(lease.toMillis()), String.valueOf(heldCount), attempt, "0")
+				String.valueOf(lease.toMillis()), String.valueOf(heldCount), attempt, "0", "")
 			.thenApply(reply -> acquisition(reply, name, lease, attempt));
 	}
 
@@ -108,7 +111,8 @@ public final class RedisLockBackend implements LockBackend {
 	 */
 	public CompletableFuture<Release> releaseAsync(String name, String owner, int heldCount, String holdId) {
 		return this.<Long>evalAsync(LockScripts.RELEASE, ScriptOutputType.INTEGER, lockKeys(name), owner,
-				String.valueOf(heldCount), this.keys.releaseChannel(name), "", (holdId != null) ? holdId : "")
+				String.valueOf(heldCount), this.keys.releaseChannel(name), "", (holdId != null) ? holdId : "",
+				HAND_OFF_LEASE)
 			.thenApply(reply -> release(reply, name));
 	}
 
@@ -167,13 +171,21 @@ public final class RedisLockBackend implements LockBackend {
 		}
 		catch (java.util.concurrent.ExecutionException ex) {
 			Throwable cause = ex.getCause();
+			forgetClosedConnection(cause);
 			throw (cause instanceof RuntimeException runtime) ? runtime : new IllegalStateException(cause);
+		}
+		catch (RuntimeException ex) {
+			forgetClosedConnection(ex);
+			throw ex;
 		}
 	}
 
 	private <T> CompletableFuture<T> evalAsync(RedisScript<?> script, ScriptOutputType type, List<String> keys,
 			String... args) {
 		RedisClusterAsyncCommands<byte[], byte[]> commands = this.async;
+		if (commands == null) {
+			return CompletableFuture.failedFuture(new IllegalStateException("No shared connection to " + this.description));
+		}
 		byte[][] keyBytes = bytes(keys.toArray(String[]::new));
 		byte[][] argBytes = bytes(args);
 		CompletableFuture<T> result = new CompletableFuture<>();
@@ -194,10 +206,22 @@ public final class RedisLockBackend implements LockBackend {
 					});
 			}
 			else {
+				forgetClosedConnection(error);
 				result.completeExceptionally(error);
 			}
 		});
 		return result;
+	}
+
+	/**
+	 * The factory replaced its shared connection (a stop and start, a reset): look the new one up at
+	 * the next call instead of failing on the closed one for good.
+	 */
+	private void forgetClosedConnection(Throwable error) {
+		if (error != null && String.valueOf(error.getMessage()).contains("Connection is closed")) {
+			this.async = null;
+			this.asyncLookedUp = false;
+		}
 	}
 
 	private static byte[][] bytes(String[] values) {
@@ -233,17 +257,24 @@ public final class RedisLockBackend implements LockBackend {
 
 	@Override
 	public Acquisition acquire(String name, String owner, int heldCount, Duration lease) {
-		return acquire(name, owner, heldCount, lease, "", Duration.ZERO);
+		return acquire(name, owner, heldCount, lease, "", Duration.ZERO, "");
+	}
+
+	/** Queues waiters: a release hands the lock to the first live one (see {@code release.lua}). */
+	@Override
+	public boolean queuesWaiters() {
+		return true;
 	}
 
 	/**
 	 * Acquires, and if the lock is taken queues the owner for {@code queueFor}: a release then hands
 	 * the lock to the first live queued owner instead of freeing it, and publishes
-	 * {@code grant <token> <owner>}.
+	 * {@code grant <token> <owner> <ticket>}.
 	 */
 	@Override
-	public Acquisition acquire(String name, String owner, int heldCount, Duration lease, Duration queueFor) {
-		return acquire(name, owner, heldCount, lease, "", queueFor);
+	public Acquisition acquire(String name, String owner, int heldCount, Duration lease, Duration queueFor,
+			String ticket) {
+		return acquire(name, owner, heldCount, lease, "", queueFor, ticket);
 	}
 
 	/**
@@ -253,14 +284,14 @@ public final class RedisLockBackend implements LockBackend {
 	 * @return the outcome
 	 */
 	public Acquisition acquire(String name, String owner, int heldCount, Duration lease, String attemptId) {
-		return acquire(name, owner, heldCount, lease, attemptId, Duration.ZERO);
+		return acquire(name, owner, heldCount, lease, attemptId, Duration.ZERO, "");
 	}
 
 	private Acquisition acquire(String name, String owner, int heldCount, Duration lease, String attemptId,
-			Duration queueFor) {
+			Duration queueFor, String ticket) {
 		List<?> reply = eval(LockScripts.ACQUIRE, ScriptOutputType.MULTI, lockKeys(name), owner,
 				String.valueOf(lease.toMillis()), String.valueOf(heldCount), (attemptId != null) ? attemptId : "",
-				String.valueOf(queueFor.toMillis()));
+				String.valueOf(queueFor.toMillis()), (ticket != null) ? ticket : "");
 		return acquisition(reply, name, lease, attemptId);
 	}
 
@@ -289,7 +320,7 @@ public final class RedisLockBackend implements LockBackend {
 	@Override
 	public Release release(String name, String owner, int heldCount, String holdId) {
 		Long reply = eval(LockScripts.RELEASE, ScriptOutputType.INTEGER, lockKeys(name), owner, String.valueOf(heldCount),
-				this.keys.releaseChannel(name), "", (holdId != null) ? holdId : "");
+				this.keys.releaseChannel(name), "", (holdId != null) ? holdId : "", HAND_OFF_LEASE);
 		return release(reply, name);
 	}
 
@@ -305,7 +336,8 @@ public final class RedisLockBackend implements LockBackend {
 
 	@Override
 	public void leaveQueue(String name, String owner) {
-		this.redis.execute(LockScripts.RELEASE, lockKeys(name), owner, "0", this.keys.releaseChannel(name), "leave", "");
+		this.redis.execute(LockScripts.RELEASE, lockKeys(name), owner, "0", this.keys.releaseChannel(name), "leave", "",
+				HAND_OFF_LEASE);
 	}
 
 	private List<String> lockKeys(String name) {

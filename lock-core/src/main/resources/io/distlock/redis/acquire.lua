@@ -2,13 +2,15 @@
 -- KEYS[1]  the lock hash: field <owner id> -> hold count, field ':token' -> fencing token
 -- KEYS[2]  the fencing counter: only ever incremented, so tokens grow across all holders
 -- KEYS[3]  the wait queue: a list of owner ids in arrival order
--- KEYS[4]  the queue's entries: owner id -> '<deadline ms>:<lease ms>' (deadline in Redis time)
+-- KEYS[4]  the queue's entries: owner id -> '<deadline ms>:<lease ms>:<ticket>' (deadline in Redis time)
 -- ARGV[1]  owner id (client id ':' thread id)
 -- ARGV[2]  lease in milliseconds
 -- ARGV[3]  the hold count the owner has now (0 for a first acquisition)
 -- ARGV[4]  an id of this attempt or '' (Redlock): kept in field ':attempt' so that abandoning a
 --          failed attempt later cannot delete the hold a newer attempt of the same owner took over
 -- ARGV[5]  how long the owner stays queued if the lock is taken, in ms; 0 = do not queue
+-- ARGV[6]  the waiting attempt's ticket, named in the hand-off message so that only that attempt
+--          (not a later one of the same thread) takes a hand-off announced late
 -- Returns  {1, token} acquired or re-entered (also: release.lua handed the lock to this owner);
 --          {0, ms} not acquired, worth retrying after at most ms; {-1, 0} the owner believed it held
 --          the lock but its hold is gone (lost).
@@ -47,7 +49,7 @@ local function enqueue(t)
   if redis.call('hexists', KEYS[4], owner) == 0 then
     redis.call('rpush', KEYS[3], owner)
   end
-  redis.call('hset', KEYS[4], owner, string.format('%d:%s', t + queueFor, ARGV[2]))
+  redis.call('hset', KEYS[4], owner, string.format('%d:%s:%s', t + queueFor, ARGV[2], ARGV[6]))
   if redis.call('pttl', KEYS[3]) < queueFor then
     redis.call('pexpire', KEYS[3], queueFor)
     redis.call('pexpire', KEYS[4], queueFor)

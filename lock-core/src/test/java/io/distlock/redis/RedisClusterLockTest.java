@@ -72,6 +72,17 @@ class RedisClusterLockTest {
 	}
 
 	@Test
+	void aLocksQueueKeysShareItsSlotEvenWhenItsNameHasNoHashTag() {
+		RedisKeys keys = new RedisKeys("distlock", true);
+		for (String name : List.of("order:42", "}starts-with-a-brace", "a}b", "{x}")) {
+			int slot = ClusterSlotTags.slot(keys.lock(name));
+			assertThat(ClusterSlotTags.slot(keys.queue(name))).as(name).isEqualTo(slot);
+			assertThat(ClusterSlotTags.slot(keys.queueEntries(name))).as(name).isEqualTo(slot);
+			assertThat(ClusterSlotTags.slot(keys.fencingCounter(name))).as(name).isEqualTo(slot);
+		}
+	}
+
+	@Test
 	void locksOnEveryMasterAreTakenRenewedInPerSlotBatchesAndReleased() throws Exception {
 		// 3 s: renewals must not fall behind a lease on a loaded machine.
 		RedisLockRegistry registry = this.clients.registry(Duration.ofSeconds(3));

@@ -1,6 +1,7 @@
 package io.distlock.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
@@ -130,8 +131,8 @@ class RedisFairHandOffTest {
 		Duration lease = Duration.ofSeconds(30);
 		Duration queueFor = Duration.ofSeconds(10);
 		assertThat(backend.acquire("gave-up", "a:1", 0, lease).status()).isEqualTo(Acquisition.Status.ACQUIRED);
-		assertThat(backend.acquire("gave-up", "b:1", 0, lease, queueFor).status()).isEqualTo(Acquisition.Status.HELD_BY_OTHER);
-		assertThat(backend.acquire("gave-up", "c:1", 0, lease, queueFor).status()).isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		assertThat(backend.acquire("gave-up", "b:1", 0, lease, queueFor, "t").status()).isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		assertThat(backend.acquire("gave-up", "c:1", 0, lease, queueFor, "t").status()).isEqualTo(Acquisition.Status.HELD_BY_OTHER);
 		assertThat(backend.release("gave-up", "a:1", 1)).isEqualTo(Release.RELEASED);
 		assertThat(backend.isHeldBy("gave-up", "b:1")).as("handed to the first in line").isTrue();
 
@@ -140,7 +141,7 @@ class RedisFairHandOffTest {
 		assertThat(backend.isHeldBy("gave-up", "b:1")).isFalse();
 		assertThat(backend.isHeldBy("gave-up", "c:1")).isTrue();
 		// c learns of it on its next call (e.g. after a lost message) without counting it twice.
-		assertThat(backend.acquire("gave-up", "c:1", 0, lease, queueFor).status()).isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(backend.acquire("gave-up", "c:1", 0, lease, queueFor, "t").status()).isEqualTo(Acquisition.Status.ACQUIRED);
 		assertThat(backend.release("gave-up", "c:1", 1)).isEqualTo(Release.RELEASED);
 		assertThat(this.redis.keys("distlock:{gave-up}*")).isEmpty();
 		backend.close();
@@ -152,9 +153,9 @@ class RedisFairHandOffTest {
 		Duration lease = Duration.ofSeconds(30);
 		assertThat(backend.acquire("lapsed", "a:1", 0, lease).status()).isEqualTo(Acquisition.Status.ACQUIRED);
 		// A waiter that crashed: its place was good for 300 ms and was never renewed.
-		assertThat(backend.acquire("lapsed", "crashed:1", 0, lease, Duration.ofMillis(300)).status())
+		assertThat(backend.acquire("lapsed", "crashed:1", 0, lease, Duration.ofMillis(300), "t").status())
 			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
-		assertThat(backend.acquire("lapsed", "c:1", 0, lease, Duration.ofSeconds(10)).status())
+		assertThat(backend.acquire("lapsed", "c:1", 0, lease, Duration.ofSeconds(10), "t").status())
 			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
 		assertThat(queueLength("lapsed")).isEqualTo(2);
 		await().atMost(Duration.ofSeconds(5)).until(() -> lapsedFor("lapsed", "crashed:1"));
@@ -162,6 +163,58 @@ class RedisFairHandOffTest {
 		assertThat(backend.isHeldBy("lapsed", "crashed:1")).isFalse();
 		assertThat(backend.isHeldBy("lapsed", "c:1")).isTrue();
 		backend.close();
+	}
+
+	@Test
+	void aHandOffLastsOnlyAQueuePlaceUntilTheNewHolderExtendsIt() throws Exception {
+		// Backend level: nobody takes the hold up, as when the waiter's instance died a moment ago.
+		RedisLockBackend backend = new RedisLockBackend(this.clients.connectionFactory(), "distlock");
+		Duration lease = Duration.ofSeconds(30);
+		backend.acquire("provisional", "a:1", 0, lease);
+		backend.acquire("provisional", "vanished:1", 0, lease, Duration.ofSeconds(10), "t");
+		assertThat(backend.release("provisional", "a:1", 1)).isEqualTo(Release.RELEASED);
+		assertThat(backend.isHeldBy("provisional", "vanished:1")).isTrue();
+		assertThat(backend.remainingLease("provisional")).isLessThanOrEqualTo(io.distlock.core.LockBackend.QUEUE_PLACE);
+		backend.close();
+
+		// Engine level: the live waiter that takes a hand-off up extends it to its watchdog lease.
+		DistLock holder = this.clients.registry(Duration.ofSeconds(30)).getLock("extended");
+		holder.lock();
+		DistLock waiter = this.clients.registry(Duration.ofSeconds(30)).getLock("extended");
+		CountDownLatch taken = new CountDownLatch(1);
+		CountDownLatch mayRelease = new CountDownLatch(1);
+		Future<?> waiting = this.threads.submit(() -> {
+			waiter.lock();
+			taken.countDown();
+			mayRelease.await();
+			waiter.unlock();
+			return null;
+		});
+		await().atMost(Duration.ofSeconds(10)).until(() -> queueLength("extended") == 1);
+		holder.unlock();
+		assertThat(taken.await(10, TimeUnit.SECONDS)).isTrue();
+		await().atMost(Duration.ofSeconds(10))
+			.until(() -> holder.remainingLease().compareTo(io.distlock.core.LockBackend.QUEUE_PLACE) > 0);
+		mayRelease.countDown();
+		waiting.get(10, TimeUnit.SECONDS);
+	}
+
+	@Test
+	void closingAClientTakesItsWaitersOutOfTheQueue() throws Exception {
+		DistLock holder = this.clients.registry(Duration.ofSeconds(30)).getLock("closing");
+		holder.lock();
+		RedisLockRegistry closing = this.clients.registry(Duration.ofSeconds(30));
+		Future<?> waiting = this.threads.submit(() -> {
+			closing.getLock("closing").lock();
+			return null;
+		});
+		await().atMost(Duration.ofSeconds(10)).until(() -> queueLength("closing") == 1);
+		closing.close();
+		assertThat(queueLength("closing")).isZero();
+		assertThatThrownBy(() -> waiting.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(IllegalStateException.class)
+			.hasMessageContaining("closed");
+		holder.unlock();
+		assertThat(this.redis.hasKey("distlock:{closing}")).as("freed, not handed to the closed client").isFalse();
 	}
 
 	private long queueLength(String name) {

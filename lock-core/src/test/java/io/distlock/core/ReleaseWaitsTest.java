@@ -1,0 +1,99 @@
+package io.distlock.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * Unit-level edges of how hand-off messages reach waiting threads (the Redis backend's delivery is
+ * covered by {@code RedisFairHandOffTest}; here a stub stands in for its subscription).
+ */
+class ReleaseWaitsTest {
+
+	private final AtomicReference<Consumer<String>> messages = new AtomicReference<>();
+
+	private final ReleaseWaits waits = new ReleaseWaits(new SubscribingStub(), "client");
+
+	@Test
+	void aHandOffNamingAnEarlierAttemptOfTheSameThreadIsNotTaken() throws Exception {
+		// The earlier attempt gave up and passed the lock on; its message arrives while the thread waits again.
+		ReleaseWaits.Waiter waiter = this.waits.enter("lock", "client:7", "b");
+		this.messages.get().accept("grant 41 client:7 a");
+		assertThat(waiter.awaitTurn(TimeUnit.MILLISECONDS.toNanos(50))).isNotEqualTo(ReleaseWaits.Turn.GRANTED);
+
+		this.messages.get().accept("grant 42 client:7 b");
+		assertThat(waiter.awaitTurn(TimeUnit.SECONDS.toNanos(5))).isEqualTo(ReleaseWaits.Turn.GRANTED);
+		assertThat(waiter.grantedToken()).isEqualTo(42);
+		this.waits.leave(waiter);
+	}
+
+	@Test
+	void aHandOffReachesItsWaiterWhereverItStandsAndWakesNobodyElse() throws Exception {
+		ReleaseWaits.Waiter head = this.waits.enter("lock", "client:1", "a");
+		assertThat(head.awaitTurn(0)).isEqualTo(ReleaseWaits.Turn.TRY);
+		ReleaseWaits.Waiter second = this.waits.enter("lock", "client:2", "b");
+		this.messages.get().accept("grant 7 client:2 b");
+		assertThat(second.awaitTurn(TimeUnit.SECONDS.toNanos(5))).isEqualTo(ReleaseWaits.Turn.GRANTED);
+		// Its time ran out (the head then tries on its own), but nothing was handed to it.
+		assertThat(head.awaitTurn(TimeUnit.MILLISECONDS.toNanos(50))).isNotEqualTo(ReleaseWaits.Turn.GRANTED);
+		// Another client's hand-off is not this client's business either.
+		this.messages.get().accept("grant 8 other:1 c");
+		assertThat(head.awaitTurn(TimeUnit.MILLISECONDS.toNanos(50))).isNotEqualTo(ReleaseWaits.Turn.GRANTED);
+		this.waits.leave(second);
+		this.waits.leave(head);
+		assertThat(this.waits.size()).isZero();
+	}
+
+	/** Only what {@link ReleaseWaits} uses: the subscription. */
+	private final class SubscribingStub implements LockBackend {
+
+		@Override
+		public AutoCloseable subscribe(String name, Consumer<String> onRelease) {
+			ReleaseWaitsTest.this.messages.set(onRelease);
+			return () -> ReleaseWaitsTest.this.messages.set(null);
+		}
+
+		@Override
+		public Acquisition acquire(String name, String owner, int heldCount, Duration lease) {
+			throw new UnsupportedOperationException();
+		}
+
+		@Override
+		public Release release(String name, String owner, int heldCount) {
+			throw new UnsupportedOperationException();
+		}
+
+		@Override
+		public List<Boolean> renew(List<HoldRef> holds, Duration lease) {
+			throw new UnsupportedOperationException();
+		}
+
+		@Override
+		public boolean isHeldBy(String name, String owner) {
+			throw new UnsupportedOperationException();
+		}
+
+		@Override
+		public Duration remainingLease(String name) {
+			throw new UnsupportedOperationException();
+		}
+
+		@Override
+		public Health health() {
+			return new Health(true, Map.of());
+		}
+
+		@Override
+		public void close() {
+		}
+
+	}
+
+}
