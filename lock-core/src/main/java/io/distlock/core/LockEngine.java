@@ -387,7 +387,8 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 
 		/**
 		 * A release handed the lock to this attempt while it waited, with a lease of at most
-		 * {@link LockBackend#QUEUE_PLACE}; the watchdog extends it to the hold's own lease at once.
+		 * {@link LockBackend#QUEUE_PLACE}; the watchdog extends it to the hold's own lease if it is
+		 * still held a moment later.
 		 */
 		void granted(long token) {
 			Duration provisional = lease().compareTo(LockBackend.QUEUE_PLACE) < 0 ? lease() : LockBackend.QUEUE_PLACE;

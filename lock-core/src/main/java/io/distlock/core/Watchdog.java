@@ -155,14 +155,21 @@ final class Watchdog implements AutoCloseable {
 
 	/**
 	 * A hold was handed over with a provisional lease (see {@link LockBackend#QUEUE_PLACE}): extends
-	 * it to the hold's own lease now, on the watchdog's thread, so that the new holder's critical
-	 * section does not wait for it.
+	 * it to the hold's own lease a quarter of that lease later, on the watchdog's thread, if it is
+	 * still held then. Most critical sections under contention are over by then and cost no call;
+	 * the rest have three quarters of the provisional lease left for the extension to land.
 	 * @param hold the hold handed over
 	 * @param lease its own lease (the watchdog timeout, or the explicit lease it asked for)
 	 */
 	void extendHandedOver(Hold hold, Duration lease) {
+		if (lease.compareTo(LockBackend.QUEUE_PLACE) <= 0) {
+			return;
+		}
 		try {
-			this.scheduler.execute(() -> {
+			this.scheduler.schedule(() -> {
+				if (hold.releasing() || hold.lost() != null) {
+					return;
+				}
 				long start = System.nanoTime();
 				try {
 					boolean extended = this.backend.renew(List.of(new LockBackend.HoldRef(hold.name, hold.owner)), lease).get(0);
@@ -182,7 +189,7 @@ final class Watchdog implements AutoCloseable {
 						log.warn("Could not extend the lease of lock '{}' handed to {}: {}", hold.name, hold.owner, ex.toString());
 					}
 				}
-			});
+			}, LockBackend.QUEUE_PLACE.toMillis() / 4, TimeUnit.MILLISECONDS);
 		}
 		catch (java.util.concurrent.RejectedExecutionException closed) {
 			log.debug("Watchdog closed; the lease of lock '{}' handed to {} is not extended", hold.name, hold.owner);
