@@ -1,6 +1,5 @@
 package io.distlock.redis;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -11,9 +10,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 
-import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
@@ -35,18 +32,11 @@ public final class RedisLockBackend implements LockBackend {
 
 	private final String description;
 
-	private final RedisConnectionFactory connectionFactory;
-
 	/** At most how long a hold handed to a queued owner lasts before that owner extends it. */
 	private static final String HAND_OFF_LEASE = String.valueOf(QUEUE_PLACE.toMillis());
 
-	/** The shared Lettuce connection's asynchronous commands, once {@link #prepareAsync()} found them. */
-	private volatile RedisClusterAsyncCommands<byte[], byte[]> async;
-
-	private volatile boolean asyncLookedUp;
-
-	/** How long a direct call waits for Redis: the connection factory's command timeout. */
-	private final long commandTimeoutMillis;
+	/** Runs the lock scripts straight on the shared Lettuce connection, where there is one. */
+	private final LettuceScripts direct;
 
 	/**
 	 * @param connectionFactory the application's Redis connection factory; not closed by this backend
@@ -59,36 +49,23 @@ public final class RedisLockBackend implements LockBackend {
 		this.redis.setExposeConnection(true);
 		this.subscriber = new RedisReleaseSubscriber(connectionFactory, this.keys.anchorChannel());
 		this.description = describe(connectionFactory);
-		this.connectionFactory = connectionFactory;
-		this.commandTimeoutMillis = (connectionFactory instanceof LettuceConnectionFactory lettuce)
-				? lettuce.getClientConfiguration().getCommandTimeout().toMillis() : 60_000;
+		this.direct = new LettuceScripts(connectionFactory, !this.keys.cluster(), this.description);
 	}
 
 	/**
-	 * Looks up the asynchronous commands of the factory's shared Lettuce connection, which the
-	 * {@code *Async} methods use. This may connect, so call it where blocking is fine. Commands sent
-	 * through one shared connection reach the server in the order they were sent, however many
-	 * threads are waiting for replies.
+	 * Looks up the factory's shared Lettuce connection, which the {@code *Async} methods use. This may
+	 * connect, so call it where blocking is fine. Commands sent through one shared connection reach
+	 * the server in the order they were sent, however many threads are waiting for replies.
 	 * @return whether the {@code *Async} methods are available (a shared Lettuce connection to a
 	 * single server)
 	 */
-	@SuppressWarnings("unchecked")
 	public boolean prepareAsync() {
-		if (!(this.connectionFactory instanceof LettuceConnectionFactory lettuce) || !lettuce.getShareNativeConnection()
-				|| this.keys.cluster()) {
-			return false;
-		}
-		try (RedisConnection connection = lettuce.getConnection()) {
-			if (connection.getNativeConnection() instanceof RedisClusterAsyncCommands<?, ?> commands) {
-				this.async = (RedisClusterAsyncCommands<byte[], byte[]>) commands;
-			}
-		}
-		return this.async != null;
+		return this.direct.prepare();
 	}
 
 	/** @return whether {@link #prepareAsync()} succeeded */
 	public boolean asyncReady() {
-		return this.async != null;
+		return this.direct.ready();
 	}
 
 	/**
@@ -99,7 +76,7 @@ public final class RedisLockBackend implements LockBackend {
 	public CompletableFuture<Acquisition> acquireAsync(String name, String owner, int heldCount, Duration lease,
 			String attemptId) {
 		String attempt = (attemptId != null) ? attemptId : "";
-		return this.<List<?>>evalAsync(LockScripts.ACQUIRE, ScriptOutputType.MULTI, lockKeys(name), owner,
+		return this.direct.<List<?>>callAsync(LockScripts.ACQUIRE, ScriptOutputType.MULTI, lockKeys(name), owner,
 				String.valueOf(lease.toMillis()), String.valueOf(heldCount), attempt, "0", "")
 			.thenApply(reply -> acquisition(reply, name, lease, attempt));
 	}
@@ -110,7 +87,7 @@ public final class RedisLockBackend implements LockBackend {
 	 * @return the outcome, when Redis answers
 	 */
 	public CompletableFuture<Release> releaseAsync(String name, String owner, int heldCount, String holdId) {
-		return this.<Long>evalAsync(LockScripts.RELEASE, ScriptOutputType.INTEGER, lockKeys(name), owner,
+		return this.direct.<Long>callAsync(LockScripts.RELEASE, ScriptOutputType.INTEGER, lockKeys(name), owner,
 				String.valueOf(heldCount), this.keys.releaseChannel(name), "", (holdId != null) ? holdId : "",
 				HAND_OFF_LEASE)
 			.thenApply(reply -> release(reply, name));
@@ -121,7 +98,7 @@ public final class RedisLockBackend implements LockBackend {
 	 * @return whether a hold was deleted, when Redis answers
 	 */
 	public CompletableFuture<Boolean> abandonAsync(String name, String owner, String attemptId) {
-		return this.<Long>evalAsync(LockScripts.ABANDON, ScriptOutputType.INTEGER, List.of(this.keys.lock(name)), owner,
+		return this.direct.<Long>callAsync(LockScripts.ABANDON, ScriptOutputType.INTEGER, List.of(this.keys.lock(name)), owner,
 				attemptId, this.keys.releaseChannel(name))
 			.thenApply(reply -> reply != null && reply == 1);
 	}
@@ -134,102 +111,10 @@ public final class RedisLockBackend implements LockBackend {
 	 */
 	@SuppressWarnings("unchecked")
 	private <T> T eval(RedisScript<?> script, ScriptOutputType type, List<String> keys, String... args) {
-		if (!this.asyncLookedUp) {
-			// May connect; if Redis is down it throws, and the next call looks again.
-			prepareAsync();
-			this.asyncLookedUp = true;
-		}
-		if (this.async == null) {
+		if (!this.direct.ready() && !this.direct.prepareOnce()) {
 			return (T) this.redis.execute(script, keys, (Object[]) args);
 		}
-		RedisClusterAsyncCommands<byte[], byte[]> commands = this.async;
-		byte[][] keyBytes = bytes(keys.toArray(String[]::new));
-		byte[][] argBytes = bytes(args);
-		java.util.concurrent.Future<T> reply = commands.evalsha(script.getSha1(), type, keyBytes, argBytes);
-		try {
-			try {
-				return reply.get(this.commandTimeoutMillis, TimeUnit.MILLISECONDS);
-			}
-			catch (java.util.concurrent.ExecutionException ex) {
-				if (!String.valueOf(ex.getCause().getMessage()).startsWith("NOSCRIPT")) {
-					throw ex;
-				}
-				// After SCRIPT FLUSH or a restart: EVAL loads the script again.
-				reply = commands.eval(script.getScriptAsString().getBytes(StandardCharsets.UTF_8), type, keyBytes, argBytes);
-				return reply.get(this.commandTimeoutMillis, TimeUnit.MILLISECONDS);
-			}
-		}
-		catch (InterruptedException ex) {
-			reply.cancel(true);
-			Thread.currentThread().interrupt();
-			throw new io.lettuce.core.RedisCommandInterruptedException(ex);
-		}
-		catch (java.util.concurrent.TimeoutException ex) {
-			reply.cancel(true);
-			throw new io.lettuce.core.RedisCommandTimeoutException("Redis did not answer within " + this.commandTimeoutMillis
-					+ " ms (" + this.description + ")");
-		}
-		catch (java.util.concurrent.ExecutionException ex) {
-			Throwable cause = ex.getCause();
-			forgetClosedConnection(cause);
-			throw (cause instanceof RuntimeException runtime) ? runtime : new IllegalStateException(cause);
-		}
-		catch (RuntimeException ex) {
-			forgetClosedConnection(ex);
-			throw ex;
-		}
-	}
-
-	private <T> CompletableFuture<T> evalAsync(RedisScript<?> script, ScriptOutputType type, List<String> keys,
-			String... args) {
-		RedisClusterAsyncCommands<byte[], byte[]> commands = this.async;
-		if (commands == null) {
-			return CompletableFuture.failedFuture(new IllegalStateException("No shared connection to " + this.description));
-		}
-		byte[][] keyBytes = bytes(keys.toArray(String[]::new));
-		byte[][] argBytes = bytes(args);
-		CompletableFuture<T> result = new CompletableFuture<>();
-		commands.<T>evalsha(script.getSha1(), type, keyBytes, argBytes).whenComplete((value, error) -> {
-			if (error == null) {
-				result.complete(value);
-			}
-			else if (String.valueOf(error.getMessage()).startsWith("NOSCRIPT")) {
-				// After SCRIPT FLUSH or a restart: EVAL loads the script again.
-				commands.<T>eval(script.getScriptAsString().getBytes(StandardCharsets.UTF_8), type, keyBytes, argBytes)
-					.whenComplete((retried, retryError) -> {
-						if (retryError == null) {
-							result.complete(retried);
-						}
-						else {
-							result.completeExceptionally(retryError);
-						}
-					});
-			}
-			else {
-				forgetClosedConnection(error);
-				result.completeExceptionally(error);
-			}
-		});
-		return result;
-	}
-
-	/**
-	 * The factory replaced its shared connection (a stop and start, a reset): look the new one up at
-	 * the next call instead of failing on the closed one for good.
-	 */
-	private void forgetClosedConnection(Throwable error) {
-		if (error != null && String.valueOf(error.getMessage()).contains("Connection is closed")) {
-			this.async = null;
-			this.asyncLookedUp = false;
-		}
-	}
-
-	private static byte[][] bytes(String[] values) {
-		byte[][] bytes = new byte[values.length][];
-		for (int i = 0; i < values.length; i++) {
-			bytes[i] = values[i].getBytes(StandardCharsets.UTF_8);
-		}
-		return bytes;
+		return this.direct.call(script, type, keys, args);
 	}
 
 	private static String describe(RedisConnectionFactory connectionFactory) {

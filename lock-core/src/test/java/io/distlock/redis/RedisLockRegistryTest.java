@@ -132,6 +132,17 @@ class RedisLockRegistryTest {
 	}
 
 	@Test
+	void scriptsRunStraightOnTheSharedLettuceConnectionAndSurviveAScriptFlush() {
+		RedisLockBackend backend = new RedisLockBackend(this.clients.connectionFactory(), "distlock");
+		assertThat(backend.acquire("direct", "c:1", 0, Duration.ofSeconds(30)).status()).isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(backend.asyncReady()).as("not through the template").isTrue();
+		redisServer.server().command("SCRIPT", "FLUSH");
+		assertThat(backend.release("direct", "c:1", 1)).isEqualTo(Release.RELEASED);
+		assertThat(backend.isHeldBy("direct", "c:1")).isFalse();
+		backend.close();
+	}
+
+	@Test
 	void twentyThousandOneOffNamesLeaveNothingBehind() {
 		RedisLockRegistry registry = this.clients.registry(Duration.ofSeconds(30));
 		for (int i = 0; i < 20_000; i++) {

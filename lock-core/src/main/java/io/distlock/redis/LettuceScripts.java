@@ -1,0 +1,201 @@
+package io.distlock.redis;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import io.lettuce.core.RedisCommandInterruptedException;
+import io.lettuce.core.RedisCommandTimeoutException;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+
+import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.script.RedisScript;
+
+/**
+ * Runs the lock scripts straight on a connection factory's shared Lettuce connection: EVALSHA, and
+ * EVAL (which loads the script again) after a {@code NOSCRIPT} reply. Only where the factory shares
+ * one native connection to a single server; otherwise {@link #prepare()} says no and callers use the
+ * template.
+ */
+final class LettuceScripts {
+
+	private final RedisConnectionFactory connectionFactory;
+
+	private final boolean applicable;
+
+	private final String description;
+
+	/** How long a blocking call waits for Redis: the connection factory's command timeout. */
+	private final long commandTimeoutMillis;
+
+	/** The shared connection's asynchronous commands, once {@link #prepare()} found them. */
+	private volatile RedisClusterAsyncCommands<byte[], byte[]> commands;
+
+	private volatile boolean lookedUp;
+
+	/**
+	 * @param connectionFactory the factory whose shared connection to use
+	 * @param singleServer whether the factory talks to one server (not a cluster)
+	 * @param description the server, for error messages
+	 */
+	LettuceScripts(RedisConnectionFactory connectionFactory, boolean singleServer, String description) {
+		this.connectionFactory = connectionFactory;
+		this.applicable = singleServer && connectionFactory instanceof LettuceConnectionFactory lettuce
+				&& lettuce.getShareNativeConnection();
+		this.description = description;
+		this.commandTimeoutMillis = (connectionFactory instanceof LettuceConnectionFactory lettuce)
+				? lettuce.getClientConfiguration().getCommandTimeout().toMillis() : 60_000;
+	}
+
+	/**
+	 * Looks the shared connection up; this may connect, so call it where blocking is fine.
+	 * @return whether calls can go straight to the connection
+	 */
+	@SuppressWarnings("unchecked")
+	boolean prepare() {
+		if (!this.applicable) {
+			return false;
+		}
+		try (RedisConnection connection = this.connectionFactory.getConnection()) {
+			if (connection.getNativeConnection() instanceof RedisClusterAsyncCommands<?, ?> found) {
+				this.commands = (RedisClusterAsyncCommands<byte[], byte[]>) found;
+			}
+		}
+		return this.commands != null;
+	}
+
+	/**
+	 * {@link #prepare()} on the first call only; if it throws (Redis down), the next call tries again.
+	 * @return whether calls can go straight to the connection
+	 */
+	boolean prepareOnce() {
+		if (!this.lookedUp) {
+			prepare();
+			this.lookedUp = true;
+		}
+		return ready();
+	}
+
+	/** @return whether calls can go straight to the connection now */
+	boolean ready() {
+		return this.commands != null;
+	}
+
+	/**
+	 * Runs the script and waits for its reply, at most the command timeout.
+	 * @throws RuntimeException Lettuce's, as the template would before translating them
+	 */
+	<T> T call(RedisScript<?> script, ScriptOutputType type, List<String> keys, String... args) {
+		RedisClusterAsyncCommands<byte[], byte[]> connection = connection();
+		byte[][] keyBytes = bytes(keys.toArray(String[]::new));
+		byte[][] argBytes = bytes(args);
+		Future<T> reply = connection.evalsha(script.getSha1(), type, keyBytes, argBytes);
+		try {
+			try {
+				return reply.get(this.commandTimeoutMillis, TimeUnit.MILLISECONDS);
+			}
+			catch (ExecutionException ex) {
+				if (!noScript(ex.getCause())) {
+					throw ex;
+				}
+				reply = connection.eval(script.getScriptAsString().getBytes(StandardCharsets.UTF_8), type, keyBytes,
+						argBytes);
+				return reply.get(this.commandTimeoutMillis, TimeUnit.MILLISECONDS);
+			}
+		}
+		catch (InterruptedException ex) {
+			reply.cancel(true);
+			Thread.currentThread().interrupt();
+			throw new RedisCommandInterruptedException(ex);
+		}
+		catch (TimeoutException ex) {
+			reply.cancel(true);
+			throw new RedisCommandTimeoutException("Redis did not answer within " + this.commandTimeoutMillis + " ms ("
+					+ this.description + ")");
+		}
+		catch (ExecutionException ex) {
+			Throwable cause = ex.getCause();
+			forgetClosedConnection(cause);
+			throw (cause instanceof RuntimeException runtime) ? runtime : new IllegalStateException(cause);
+		}
+		catch (RuntimeException ex) {
+			forgetClosedConnection(ex);
+			throw ex;
+		}
+	}
+
+	/**
+	 * Sends the script without blocking the calling thread; needs {@link #prepare()}.
+	 * @return the reply, when Redis answers
+	 */
+	<T> CompletableFuture<T> callAsync(RedisScript<?> script, ScriptOutputType type, List<String> keys, String... args) {
+		RedisClusterAsyncCommands<byte[], byte[]> connection = this.commands;
+		if (connection == null) {
+			return CompletableFuture.failedFuture(new IllegalStateException("No shared connection to " + this.description));
+		}
+		byte[][] keyBytes = bytes(keys.toArray(String[]::new));
+		byte[][] argBytes = bytes(args);
+		CompletableFuture<T> result = new CompletableFuture<>();
+		connection.<T>evalsha(script.getSha1(), type, keyBytes, argBytes).whenComplete((value, error) -> {
+			if (error == null) {
+				result.complete(value);
+			}
+			else if (noScript(error)) {
+				connection.<T>eval(script.getScriptAsString().getBytes(StandardCharsets.UTF_8), type, keyBytes, argBytes)
+					.whenComplete((retried, retryError) -> {
+						if (retryError == null) {
+							result.complete(retried);
+						}
+						else {
+							result.completeExceptionally(retryError);
+						}
+					});
+			}
+			else {
+				forgetClosedConnection(error);
+				result.completeExceptionally(error);
+			}
+		});
+		return result;
+	}
+
+	private RedisClusterAsyncCommands<byte[], byte[]> connection() {
+		RedisClusterAsyncCommands<byte[], byte[]> connection = this.commands;
+		if (connection == null) {
+			throw new IllegalStateException("No shared connection to " + this.description);
+		}
+		return connection;
+	}
+
+	/** After SCRIPT FLUSH or a server restart: EVAL loads the script again. */
+	private static boolean noScript(Throwable error) {
+		return error != null && String.valueOf(error.getMessage()).startsWith("NOSCRIPT");
+	}
+
+	/**
+	 * The factory replaced its shared connection (a stop and start, a reset): look the new one up at
+	 * the next call instead of failing on the closed one for good.
+	 */
+	private void forgetClosedConnection(Throwable error) {
+		if (error != null && String.valueOf(error.getMessage()).contains("Connection is closed")) {
+			this.commands = null;
+			this.lookedUp = false;
+		}
+	}
+
+	private static byte[][] bytes(String[] values) {
+		byte[][] bytes = new byte[values.length][];
+		for (int i = 0; i < values.length; i++) {
+			bytes[i] = values[i].getBytes(StandardCharsets.UTF_8);
+		}
+		return bytes;
+	}
+
+}
