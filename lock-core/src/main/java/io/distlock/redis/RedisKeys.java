@@ -23,12 +23,22 @@ record RedisKeys(String prefix, boolean cluster) {
 
 	/** The list of owners queued for the lock, in arrival order. */
 	String queue(String name) {
-		return queueBase(name) + ":queue";
+		return queueBase(name, lock(name)) + ":queue";
 	}
 
 	/** The queued owners' entries: owner -> {@code <deadline ms>:<lease ms>:<ticket>}. */
 	String queueEntries(String name) {
-		return queueBase(name) + ":queued";
+		return queueBase(name, lock(name)) + ":queued";
+	}
+
+	/**
+	 * The keys of {@code acquire.lua} and {@code release.lua} in their KEYS order (lock, fencing
+	 * counter, queue, queue entries), building the lock key once: this runs on every acquisition.
+	 */
+	java.util.List<String> scriptKeys(String name) {
+		String lock = lock(name);
+		String queueBase = queueBase(name, lock);
+		return java.util.List.of(lock, fencingCounter(name), queueBase + ":queue", queueBase + ":queued");
 	}
 
 	/**
@@ -36,11 +46,11 @@ record RedisKeys(String prefix, boolean cluster) {
 	 * empty hash tag, so Redis Cluster hashes it whole; there the queue keys carry a tag of the
 	 * lock key's slot instead, as one script must touch keys of one slot only.
 	 */
-	private String queueBase(String name) {
+	private String queueBase(String name, String lock) {
 		if (this.cluster && name.startsWith("}")) {
-			return this.prefix + ":{" + ClusterSlotTags.tagFor(slot(name)) + "}:" + name;
+			return this.prefix + ":{" + ClusterSlotTags.tagFor(ClusterSlotTags.slot(lock)) + "}:" + name;
 		}
-		return lock(name);
+		return lock;
 	}
 
 	/** The channel on which a release of the lock is published. */

@@ -76,8 +76,8 @@ public final class RedisLockBackend implements LockBackend {
 	public CompletableFuture<Acquisition> acquireAsync(String name, String owner, int heldCount, Duration lease,
 			String attemptId) {
 		String attempt = (attemptId != null) ? attemptId : "";
-		return this.direct.<List<?>>callAsync(LockScripts.ACQUIRE, ScriptOutputType.MULTI, lockKeys(name), owner,
-				String.valueOf(lease.toMillis()), String.valueOf(heldCount), attempt, "0", "")
+		return this.direct.<List<?>>callAsync(LockScripts.ACQUIRE, ScriptOutputType.MULTI, this.keys.scriptKeys(name),
+				owner, String.valueOf(lease.toMillis()), String.valueOf(heldCount), attempt, "0", "")
 			.thenApply(reply -> acquisition(reply, name, lease, attempt));
 	}
 
@@ -87,8 +87,8 @@ public final class RedisLockBackend implements LockBackend {
 	 * @return the outcome, when Redis answers
 	 */
 	public CompletableFuture<Release> releaseAsync(String name, String owner, int heldCount, String holdId) {
-		return this.direct.<Long>callAsync(LockScripts.RELEASE, ScriptOutputType.INTEGER, lockKeys(name), owner,
-				String.valueOf(heldCount), this.keys.releaseChannel(name), "", (holdId != null) ? holdId : "",
+		return this.direct.<Long>callAsync(LockScripts.RELEASE, ScriptOutputType.INTEGER, this.keys.scriptKeys(name),
+				owner, String.valueOf(heldCount), this.keys.releaseChannel(name), "", (holdId != null) ? holdId : "",
 				HAND_OFF_LEASE)
 			.thenApply(reply -> release(reply, name));
 	}
@@ -174,7 +174,7 @@ public final class RedisLockBackend implements LockBackend {
 
 	private Acquisition acquire(String name, String owner, int heldCount, Duration lease, String attemptId,
 			Duration queueFor, String ticket) {
-		List<?> reply = eval(LockScripts.ACQUIRE, ScriptOutputType.MULTI, lockKeys(name), owner,
+		List<?> reply = eval(LockScripts.ACQUIRE, ScriptOutputType.MULTI, this.keys.scriptKeys(name), owner,
 				String.valueOf(lease.toMillis()), String.valueOf(heldCount), (attemptId != null) ? attemptId : "",
 				String.valueOf(queueFor.toMillis()), (ticket != null) ? ticket : "");
 		return acquisition(reply, name, lease, attemptId);
@@ -204,8 +204,9 @@ public final class RedisLockBackend implements LockBackend {
 	 */
 	@Override
 	public Release release(String name, String owner, int heldCount, String holdId) {
-		Long reply = eval(LockScripts.RELEASE, ScriptOutputType.INTEGER, lockKeys(name), owner, String.valueOf(heldCount),
-				this.keys.releaseChannel(name), "", (holdId != null) ? holdId : "", HAND_OFF_LEASE);
+		Long reply = eval(LockScripts.RELEASE, ScriptOutputType.INTEGER, this.keys.scriptKeys(name), owner,
+				String.valueOf(heldCount), this.keys.releaseChannel(name), "", (holdId != null) ? holdId : "",
+				HAND_OFF_LEASE);
 		return release(reply, name);
 	}
 
@@ -221,13 +222,8 @@ public final class RedisLockBackend implements LockBackend {
 
 	@Override
 	public void leaveQueue(String name, String owner) {
-		this.redis.execute(LockScripts.RELEASE, lockKeys(name), owner, "0", this.keys.releaseChannel(name), "leave", "",
-				HAND_OFF_LEASE);
-	}
-
-	private List<String> lockKeys(String name) {
-		return List.of(this.keys.lock(name), this.keys.fencingCounter(name), this.keys.queue(name),
-				this.keys.queueEntries(name));
+		this.redis.execute(LockScripts.RELEASE, this.keys.scriptKeys(name), owner, "0", this.keys.releaseChannel(name),
+				"leave", "", HAND_OFF_LEASE);
 	}
 
 	/**

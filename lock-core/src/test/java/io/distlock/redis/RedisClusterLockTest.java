@@ -79,6 +79,8 @@ class RedisClusterLockTest {
 			assertThat(ClusterSlotTags.slot(keys.queue(name))).as(name).isEqualTo(slot);
 			assertThat(ClusterSlotTags.slot(keys.queueEntries(name))).as(name).isEqualTo(slot);
 			assertThat(ClusterSlotTags.slot(keys.fencingCounter(name))).as(name).isEqualTo(slot);
+			assertThat(keys.scriptKeys(name)).as(name)
+				.containsExactly(keys.lock(name), keys.fencingCounter(name), keys.queue(name), keys.queueEntries(name));
 		}
 	}
 
