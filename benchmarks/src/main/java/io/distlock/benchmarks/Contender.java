@@ -20,6 +20,23 @@ interface Contender {
 		@Override
 		void close();
 
+		/**
+		 * @param locks the library's lock for a key
+		 * @param close releases the client's connections
+		 * @return a client made of the two
+		 */
+		static Client of(java.util.function.Function<String, Lock> locks, Runnable close) {
+			return new Client() {
+				public Lock lock(String key) {
+					return locks.apply(key);
+				}
+
+				public void close() {
+					close.run();
+				}
+			};
+		}
+
 	}
 
 }

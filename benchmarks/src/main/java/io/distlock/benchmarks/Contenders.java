@@ -49,16 +49,10 @@ final class Contenders {
 				LettuceConnectionFactory factory = connectionFactory(host, port);
 				io.distlock.redis.RedisLockRegistry registry = new io.distlock.redis.RedisLockRegistry(factory, "bench",
 						LockEngineOptions.defaults());
-				return new Client() {
-					public Lock lock(String key) {
-						return registry.getLock(key);
-					}
-
-					public void close() {
-						registry.close();
-						factory.destroy();
-					}
-				};
+				return Client.of(key -> registry.getLock(key), () -> {
+					registry.close();
+					factory.destroy();
+				});
 			}
 		};
 	}
@@ -73,15 +67,7 @@ final class Contenders {
 				Config config = new Config();
 				config.useSingleServer().setAddress("redis://" + host + ":" + port);
 				RedissonClient client = Redisson.create(config);
-				return new Client() {
-					public Lock lock(String key) {
-						return client.getLock("redisson:" + key);
-					}
-
-					public void close() {
-						client.shutdown();
-					}
-				};
+				return Client.of(key -> client.getLock("redisson:" + key), () -> client.shutdown());
 			}
 		};
 	}
@@ -96,16 +82,10 @@ final class Contenders {
 				LettuceConnectionFactory factory = connectionFactory(host, port);
 				RedisLockRegistry registry = new RedisLockRegistry(factory, "spring-" + type.name(), 30_000);
 				registry.setRedisLockType(type);
-				return new Client() {
-					public Lock lock(String key) {
-						return registry.obtain(key);
-					}
-
-					public void close() {
-						registry.destroy();
-						factory.destroy();
-					}
-				};
+				return Client.of(key -> registry.obtain(key), () -> {
+					registry.destroy();
+					factory.destroy();
+				});
 			}
 		};
 	}
@@ -121,15 +101,7 @@ final class Contenders {
 			public Client newClient() {
 				LettuceConnectionFactory factory = connectionFactory(host, port);
 				StringRedisTemplate redis = new StringRedisTemplate(factory);
-				return new Client() {
-					public Lock lock(String key) {
-						return new NaiveLock(redis, unlock, "naive:" + key);
-					}
-
-					public void close() {
-						factory.destroy();
-					}
-				};
+				return Client.of(key -> new NaiveLock(redis, unlock, "naive:" + key), () -> factory.destroy());
 			}
 		};
 	}

@@ -43,15 +43,7 @@ final class RedlockContenders {
 					.toList();
 				RedlockLockRegistry registry = RedlockLockRegistry.owning(nodes, "bench", RedlockSettings.DEFAULTS,
 						LockEngineOptions.defaults());
-				return new Client() {
-					public Lock lock(String key) {
-						return registry.getLock(key);
-					}
-
-					public void close() {
-						registry.close();
-					}
-				};
+				return Client.of(key -> registry.getLock(key), () -> registry.close());
 			}
 		};
 	}
@@ -73,16 +65,10 @@ final class RedlockContenders {
 					config.useSingleServer().setAddress("redis://" + master.host() + ":" + master.port());
 					clients.add(Redisson.create(config));
 				}
-				return new Client() {
-					public Lock lock(String key) {
-						RLock[] locks = clients.stream().map(client -> client.getLock("redisson:" + key)).toArray(RLock[]::new);
-						return multi ? new RedissonMultiLock(locks) : new RedissonRedLock(locks);
-					}
-
-					public void close() {
-						clients.forEach(RedissonClient::shutdown);
-					}
-				};
+				return Client.of(key -> {
+					RLock[] locks = clients.stream().map(client -> client.getLock("redisson:" + key)).toArray(RLock[]::new);
+					return multi ? new RedissonMultiLock(locks) : new RedissonRedLock(locks);
+				}, () -> clients.forEach(RedissonClient::shutdown));
 			}
 		};
 	}
