@@ -54,12 +54,18 @@ public interface LockBackend extends AutoCloseable {
 	}
 
 	/**
-	 * The owner stops waiting: it leaves the queue, and if the lock was handed to it meanwhile (it
-	 * has not learnt of it) the hold is released, handing the lock on. A no-op without a queue.
+	 * One waiting attempt stops waiting: it leaves the queue, and with {@code passOnHandOff}, if the
+	 * lock was handed to this attempt meanwhile (it never took the hold up), the hold is released,
+	 * handing the lock on. Only this attempt's place and hand-off are touched: a later attempt of the
+	 * same owner may have queued or taken the lock since. Need not wait for the backend's answer.
+	 * A no-op without a queue.
 	 * @param name the lock's name
-	 * @param owner the owner id, which holds no hold of its own on the lock
+	 * @param owner the owner id
+	 * @param ticket the attempt's ticket, as given to {@link #acquire(String, String, int, Duration, Duration, String)}
+	 * @param passOnHandOff whether to release a hold handed to the attempt; {@code false} when the
+	 * attempt's own thread will still see the hand-off and give it back itself
 	 */
-	default void leaveQueue(String name, String owner) {
+	default void leaveQueue(String name, String owner, String ticket, boolean passOnHandOff) {
 	}
 
 	/**
@@ -80,6 +86,17 @@ public interface LockBackend extends AutoCloseable {
 	 */
 	default Release release(String name, String owner, int heldCount, String holdId) {
 		return release(name, owner, heldCount);
+	}
+
+	/**
+	 * Releases as {@link #release(String, String, int, String)}; {@code token} lets a backend that
+	 * re-sends commands after a reconnect recognise a copy of a release it already applied, so that
+	 * only a hold that is really gone is answered {@link Release#NOT_HELD}.
+	 * @param token the hold's fencing token, or {@link Acquisition#NO_TOKEN}
+	 * @return the outcome
+	 */
+	default Release release(String name, String owner, int heldCount, String holdId, long token) {
+		return release(name, owner, heldCount, holdId);
 	}
 
 	/**
@@ -212,7 +229,11 @@ public interface LockBackend extends AutoCloseable {
 		RELEASED,
 		/** One of several reentrant holds was released; the owner still holds the lock. */
 		DECREMENTED,
-		/** The owner does not hold the lock (any more). */
+		/**
+		 * The owner does not hold the lock (any more): its hold was lost (expired, or the backend lost
+		 * it). A copy of an already applied release is answered {@link #RELEASED} by backends that
+		 * can tell.
+		 */
 		NOT_HELD
 	}
 

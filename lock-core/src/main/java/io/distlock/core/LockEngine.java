@@ -3,7 +3,9 @@ package io.distlock.core;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -42,11 +44,8 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 
 	private static final long UNSUBSCRIBED_MAX_SLEEP_NANOS = Duration.ofMillis(100).toNanos();
 
-	/** Live queued waiters call again after half their place's time, so that it never lapses. */
-	private static final long QUEUE_REFRESH_NANOS = LockBackend.QUEUE_PLACE.toNanos() / 2;
-
 	/** Numbers this client's waiting attempts (with the owner id, a hand-off names exactly one). */
-	private final java.util.concurrent.atomic.AtomicLong tickets = new java.util.concurrent.atomic.AtomicLong();
+	private final AtomicLong tickets = new AtomicLong();
 
 	private final LockBackend backend;
 
@@ -54,13 +53,16 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 
 	private final ConcurrentHashMap<HoldKey, Hold> holds = new ConcurrentHashMap<>();
 
+	/** Explicit-lease holds whose lease ran out before their live owner released them; reported lost. */
+	private final ConcurrentHashMap<HoldKey, Hold> expired = new ConcurrentHashMap<>();
+
 	private final ReleaseWaits waits;
 
 	private final Watchdog watchdog;
 
 	private final DeadlineGuard deadlines;
 
-	private final java.util.concurrent.atomic.AtomicLong lostHolds = new java.util.concurrent.atomic.AtomicLong();
+	private final AtomicLong lostHolds = new AtomicLong();
 
 	private volatile boolean closed;
 
@@ -75,8 +77,8 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 		this.backend = backend;
 		this.options = options;
 		this.waits = new ReleaseWaits(backend, options.clientId());
-		this.watchdog = new Watchdog(options.clientId(), backend, options.watchdogTimeout(), this.holds::values,
-				this::dropOrphan, this::markLost, this::renewalFailed);
+		this.watchdog = new Watchdog(options.clientId(), backend, options.watchdogTimeout(), this::renewable,
+				this::markLost, this::renewalFailed);
 		this.deadlines = new DeadlineGuard(options.clientId());
 		this.owners = ThreadLocal.withInitial(() -> options.clientId() + ":" + Thread.currentThread().getId());
 	}
@@ -132,7 +134,7 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 	}
 
 	/** @return per lock name, how many of this client's threads wait for it right now */
-	public java.util.Map<String, Integer> waiters() {
+	public Map<String, Integer> waiters() {
 		return this.waits.waiters();
 	}
 
@@ -157,12 +159,15 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 	/**
 	 * Stops the watchdog and the backend's resources. Holds are not released: a thread may still be
 	 * inside its critical section, so they expire after their lease as they would after a crash.
+	 * Waiting threads wake and fail with {@link IllegalStateException}.
 	 */
 	@Override
 	public void close() {
 		this.closed = true;
-		// Before the backend goes: a hold must not be handed to a thread that will only find the registry closed.
-		this.waits.closeAll(this::leaveQueue);
+		// Only out of the queues, before the backend goes: a hold handed to a waiter meanwhile is that
+		// waiter's, and only the waiter may give it back (it may have taken it up already; releasing
+		// it from here let a second holder in).
+		this.waits.closeAll(waiter -> leaveQueue(waiter.name(), waiter.owner(), waiter.ticket(), false));
 		this.watchdog.close();
 		this.deadlines.close();
 		this.backend.close();
@@ -174,9 +179,27 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 	 * {@link LockBackendException} instead.
 	 */
 	boolean acquire(String name, Duration lease, Duration wait, boolean interruptible) throws InterruptedException {
-		if (wait == null) {
-			return acquireWithin(name, lease, null, interruptible);
+		// lock() and tryLock() do not answer interrupts (java.util.concurrent.locks.Lock): a pending one
+		// must not fail them, and is kept for the caller.
+		if (this.closed) {
+			throw closedException(name);
 		}
+		boolean pendingInterrupt = !interruptible && Thread.interrupted();
+		try {
+			if (wait == null) {
+				return acquireWithin(name, lease, null, interruptible);
+			}
+			return acquireTimed(name, lease, wait, interruptible);
+		}
+		finally {
+			if (pendingInterrupt) {
+				Thread.currentThread().interrupt();
+			}
+		}
+	}
+
+	private boolean acquireTimed(String name, Duration lease, Duration wait, boolean interruptible)
+			throws InterruptedException {
 		long waitNanos = Math.max(0, saturatedNanos(wait));
 		DeadlineGuard.Armed deadline = this.deadlines.arm(Math.max(waitNanos, MIN_ATTEMPT_NANOS) + DEADLINE_GRACE_NANOS);
 		try {
@@ -203,12 +226,12 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 		boolean forever = wait == null;
 		boolean mayWait = forever || (!wait.isNegative() && !wait.isZero());
 		long deadline = forever ? 0 : System.nanoTime() + saturatedNanos(wait);
-		Attempt attempt = new Attempt(name, owner, lease);
+		Attempt attempt = new Attempt(name, owner, lease, forever && !interruptible);
 		boolean acquired = false;
 		try {
 			// Threads of this client already queued for the lock go first; only re-entry may pass them.
 			if (!mayWait || !this.waits.hasWaiters(name) || holdCount(name, owner) > 0) {
-				if (attempt.tryOnce(mayWait ? queueFor(forever, deadline) : 0) == null) {
+				if (attempt.tryOnce(mayWait ? attempt.queueFor(forever, deadline) : 0) == null) {
 					acquired = true;
 					return true;
 				}
@@ -220,8 +243,12 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 			return acquired;
 		}
 		finally {
-			if (!acquired && attempt.queued) {
-				leaveQueue(name, owner);
+			if (!acquired && attempt.mayHaveBackendState()) {
+				// Also passes on a hold handed to this attempt that it did not take up.
+				leaveQueue(name, owner, attempt.ticket, true);
+			}
+			if (attempt.deferredInterrupt) {
+				Thread.currentThread().interrupt();
 			}
 		}
 	}
@@ -252,8 +279,26 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 					continue;
 				}
 				if (turn == ReleaseWaits.Turn.GRANTED) {
-					attempt.granted(waiter.grantedToken());
-					return true;
+					long token = waiter.grantedToken();
+					waiter.forgetGrant();
+					long now = System.nanoTime();
+					if (this.closed) {
+						// Given back by the caller's clean-up: a closed registry hands out nothing.
+						throw closedException(attempt.name);
+					}
+					if (!forever && deadline - now <= 0) {
+						// Too late for the caller, who may have moved on: given back by the clean-up.
+						return false;
+					}
+					if (attempt.handOffStillFresh(now)) {
+						attempt.granted(token);
+						return true;
+					}
+					// This thread could not run for a while (a paused JVM, a long GC): the provisional lease
+					// may have run out and the lock gone to another. Ask the backend, which also extends
+					// the hold to its full lease if it is still this attempt's.
+					look = true;
+					continue;
 				}
 				if (turn == ReleaseWaits.Turn.WAIT && !look && !attempt.queued) {
 					// Not the head: only a turn, a hand-off (or the deadline) ends this wait, never the holder's TTL.
@@ -264,16 +309,16 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 				// that arrived together): it calls again to keep its place and to learn of a hand-off
 				// whose message was lost.
 				look = false;
-				Duration ttl = attempt.tryOnce(queueFor(forever, deadline));
+				Duration ttl = attempt.tryOnce(attempt.queueFor(forever, deadline));
 				if (ttl == null) {
 					return true;
 				}
 				// A release message or hand-off wakes us; the holder's TTL bounds the sleep in case it is
 				// lost, and a queued owner calls again before its place lapses.
 				sleep = ttl.isNegative() || ttl.isZero() ? RETRY_NANOS : saturatedNanos(ttl);
-				sleep = Math.min(sleep, QUEUE_REFRESH_NANOS);
+				sleep = Math.min(sleep, attempt.placeNanos / 2);
 				if (!waiter.subscribed()) {
-					// No release messages: poll, backing off from 5 ms to 100 ms.
+					// No release messages (yet): poll, backing off from 5 ms to 100 ms.
 					sleep = Math.min(sleep, poll);
 					poll = Math.min(poll * 2, UNSUBSCRIBED_MAX_SLEEP_NANOS);
 				}
@@ -287,20 +332,29 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 		}
 	}
 
-	/** How long the backend keeps a waiter queued: until its wait ends, at most {@link LockBackend#QUEUE_PLACE}. */
-	private static long queueFor(boolean forever, long deadline) {
-		long place = LockBackend.QUEUE_PLACE.toNanos();
-		return forever ? place : Math.max(1, Math.min(place, deadline - System.nanoTime()));
-	}
-
-	private void leaveQueue(String name, String owner) {
+	/**
+	 * Sends a waiting attempt out of the backend's queue. It never fails the caller and keeps its
+	 * interrupt status: a place left behind lapses within its place time by itself.
+	 */
+	private void leaveQueue(String name, String owner, String ticket, boolean passOnHandOff) {
+		boolean interrupted = Thread.interrupted();
 		try {
-			this.backend.leaveQueue(name, owner);
+			this.backend.leaveQueue(name, owner, ticket, passOnHandOff);
 		}
 		catch (RuntimeException ex) {
-			// The place lapses by itself within QUEUE_PLACE; a hold handed over meanwhile expires after its lease.
+			// The place lapses by itself; a hold handed over meanwhile expires after its provisional lease.
 			log.debug("Could not leave the queue of lock '{}' for {}", name, owner, ex);
 		}
+		finally {
+			if (interrupted) {
+				Thread.currentThread().interrupt();
+			}
+		}
+	}
+
+	private IllegalStateException closedException(String name) {
+		return new IllegalStateException("Lock registry of client " + this.options.clientId()
+				+ " is closed; cannot acquire lock '" + name + "'");
 	}
 
 	/** One thread's acquisition of one lock, over one or more backend calls. */
@@ -316,8 +370,24 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 
 		final String ticket;
 
+		/**
+		 * How long the backend keeps this attempt's place in its queue, and a hold handed to it,
+		 * without hearing from it: never longer than the lease, so that a frozen or vanished waiter
+		 * holds others up no longer than a crashed holder would.
+		 */
+		final long placeNanos;
+
+		/** lock(): an interrupt neither ends it nor fails a backend call; it is re-sent and the interrupt kept. */
+		final boolean uninterruptible;
+
 		/** Whether the backend may have queued this owner (it must then leave the queue on failure). */
 		boolean queued;
+
+		/** Whether a first acquisition was sent and no answer came: it may have taken the lock. */
+		boolean unanswered;
+
+		/** Whether an interrupt arrived during an uninterruptible acquisition, to be restored at its end. */
+		boolean deferredInterrupt;
 
 		/**
 		 * When the last call that found the lock taken started: a hand-off to this attempt came after
@@ -325,12 +395,32 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 		 */
 		long refusedAt;
 
-		Attempt(String name, String owner, Duration explicitLease) {
+		Attempt(String name, String owner, Duration explicitLease, boolean uninterruptible) {
 			this.name = name;
 			this.owner = owner;
 			this.explicitLease = explicitLease;
 			this.key = new HoldKey(name, owner);
 			this.ticket = Long.toString(LockEngine.this.tickets.incrementAndGet(), 36);
+			this.placeNanos = Math.min(LockBackend.QUEUE_PLACE.toNanos(), saturatedNanos(lease()));
+			this.uninterruptible = uninterruptible;
+		}
+
+		/** How long the backend may queue this attempt now: until its wait ends, at most its place time. */
+		long queueFor(boolean forever, long deadline) {
+			return forever ? this.placeNanos : Math.max(1, Math.min(this.placeNanos, deadline - System.nanoTime()));
+		}
+
+		boolean mayHaveBackendState() {
+			return this.queued || this.unanswered;
+		}
+
+		/**
+		 * Whether a hand-off that reached this thread at {@code now} can be taken up without asking the
+		 * backend: its provisional lease started after {@link #refusedAt}, so until half of it has passed
+		 * since then, at least half remains, enough for the extension to land.
+		 */
+		boolean handOffStillFresh(long now) {
+			return now - (this.refusedAt + this.placeNanos / 2) < 0;
 		}
 
 		/**
@@ -340,32 +430,28 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 		 */
 		Duration tryOnce(long queueNanos) {
 			if (LockEngine.this.closed) {
-				throw new IllegalStateException("Lock registry of client " + LockEngine.this.options.clientId()
-						+ " is closed; cannot acquire lock '" + this.name + "'");
+				throw closedException(this.name);
 			}
 			Hold hold = LockEngine.this.holds.get(this.key);
 			if (hold != null && hold.lost() != null) {
 				throw new LockLostException(hold.lost());
 			}
+			if (hold == null) {
+				// An explicit lease that ran out unreleased was reported then; this is a new hold.
+				LockEngine.this.expired.remove(this.key);
+			}
 			int held = (hold != null) ? hold.count() : 0;
 			Duration lease = lease();
 			long start = System.nanoTime();
+			boolean first = held == 0 && LockEngine.this.backend.queuesWaiters();
 			// Re-entry never waits, so only a first acquisition is queued.
-			Duration queueFor = (held == 0 && LockEngine.this.backend.queuesWaiters()) ? Duration.ofNanos(queueNanos)
-					: Duration.ZERO;
+			Duration queueFor = first ? Duration.ofNanos(queueNanos) : Duration.ZERO;
 			if (queueFor.toMillis() > 0) {
 				this.queued = true;
 			}
-			Acquisition result;
-			try {
-				result = LockEngine.this.backend.acquire(this.name, this.owner, held, lease, queueFor, this.ticket);
-			}
-			catch (LockBackendException ex) {
-				throw ex;
-			}
-			catch (RuntimeException ex) {
-				throw new LockBackendException(this.name, "Lock '" + this.name + "': the backend failed: " + ex.getMessage(), ex);
-			}
+			this.unanswered = first;
+			Acquisition result = call(held, lease, queueFor);
+			this.unanswered = false;
 			switch (result.status()) {
 				case ACQUIRED -> {
 					if (hold == null) {
@@ -385,14 +471,32 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 			}
 		}
 
+		private Acquisition call(int held, Duration lease, Duration queueFor) {
+			while (true) {
+				try {
+					return LockEngine.this.backend.acquire(this.name, this.owner, held, lease, queueFor, this.ticket);
+				}
+				catch (RuntimeException ex) {
+					if (this.uninterruptible && Thread.interrupted()) {
+						// The call may or may not have landed; sent again, it sets the same state.
+						this.deferredInterrupt = true;
+						continue;
+					}
+					if (ex instanceof LockBackendException) {
+						throw ex;
+					}
+					throw new LockBackendException(this.name, "Lock '" + this.name + "': the backend failed: " + ex.getMessage(), ex);
+				}
+			}
+		}
+
 		/**
 		 * A release handed the lock to this attempt while it waited, with a lease of at most
-		 * {@link LockBackend#QUEUE_PLACE}; the watchdog extends it to the hold's own lease if it is
-		 * still held a moment later.
+		 * {@link #placeNanos}; the watchdog extends it to the hold's own lease if it is still held a
+		 * moment later.
 		 */
 		void granted(long token) {
-			Duration provisional = lease().compareTo(LockBackend.QUEUE_PLACE) < 0 ? lease() : LockBackend.QUEUE_PLACE;
-			Hold hold = record(token, null, this.refusedAt + provisional.toNanos());
+			Hold hold = record(token, null, this.refusedAt + this.placeNanos);
 			LockEngine.this.watchdog.extendHandedOver(hold, lease());
 		}
 
@@ -411,9 +515,28 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 	}
 
 	void release(String name, String owner) {
+		// A release must reach the backend whatever the caller's interrupt status (a method that
+		// restores the flag, the standard idiom, must not leak its lock); the flag is kept.
+		boolean interrupted = Thread.interrupted();
+		try {
+			releaseUninterruptibly(name, owner);
+		}
+		finally {
+			if (interrupted) {
+				Thread.currentThread().interrupt();
+			}
+		}
+	}
+
+	private void releaseUninterruptibly(String name, String owner) {
 		HoldKey key = new HoldKey(name, owner);
 		Hold hold = this.holds.get(key);
 		if (hold == null) {
+			Hold ranOut = this.expired.remove(key);
+			if (ranOut != null) {
+				cleanUpLostHold(ranOut);
+				throw new LockLostException(ranOut.lost());
+			}
 			throw new IllegalMonitorStateException("Cannot unlock lock '" + name + "': thread '"
 					+ Thread.currentThread().getName() + "' (owner " + owner + ") does not hold it");
 		}
@@ -422,7 +545,7 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 		if (lost != null) {
 			dropOneLevel(key, hold, held);
 			if (held == 1) {
-				cleanUpLostHold(name, owner, hold.holdId);
+				cleanUpLostHold(hold);
 			}
 			throw new LockLostException(lost);
 		}
@@ -431,27 +554,27 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 		}
 		Release result;
 		try {
-			result = this.backend.release(name, owner, held, hold.holdId);
+			result = this.backend.release(name, owner, held, hold.holdId, hold.token);
 		}
 		catch (RuntimeException ex) {
-			hold.releasing(false);
+			// Whether the release reached the backend is unknown. Renewing on would keep the lock
+			// forever if it did not, and block this thread's next acquisition: drop it here, and it
+			// expires within its lease.
+			dropOneLevel(key, hold, held);
+			log.warn("Could not release lock '{}' held by {}: {}; {}", name, owner, ex.toString(),
+					(held == 1) ? "it is no longer renewed and expires within its lease" : "one hold level dropped");
 			throw ex;
 		}
 		if (result == Release.RELEASED) {
 			this.waits.releasedLocally(name);
 		}
-		if (result == Release.NOT_HELD) {
-			if (held == 1 && hold.confirmedAt(System.nanoTime())) {
-				// Within the confirmed lease only our own release can have removed the hold: the client
-				// re-sent it after a reconnect and this is the reply to the copy.
-				log.debug("Release of lock '{}' by {} was already applied", name, owner);
-			}
-			else {
-				lost = markLost(hold, hold.watchdog ? "the backend no longer had the hold at unlock"
-						: "its explicit lease ran out before unlock");
-				dropOneLevel(key, hold, held);
-				throw new LockLostException(lost);
-			}
+		else if (result == Release.NOT_HELD) {
+			// Backends recognise a copy of a release they applied already (a re-send after a
+			// reconnect); this answer means the hold is really gone: expired, or the backend lost it.
+			lost = markLost(hold, hold.watchdog ? "the backend no longer had the hold at unlock"
+					: "its explicit lease ran out before unlock");
+			dropOneLevel(key, hold, held);
+			throw new LockLostException(lost);
 		}
 		dropOneLevel(key, hold, held);
 	}
@@ -488,20 +611,59 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 		}
 	}
 
-	private void cleanUpLostHold(String name, String owner, String holdId) {
+	private void cleanUpLostHold(Hold hold) {
 		try {
 			// The hold may still exist if only the renewal failed (e.g. a network blip); free it for others.
-			this.backend.release(name, owner, 1, holdId);
+			this.backend.release(hold.name, hold.owner, 1, hold.holdId, hold.token);
 		}
 		catch (RuntimeException ex) {
-			log.debug("Could not clean up lost hold of lock '{}' by {}", name, owner, ex);
+			log.debug("Could not clean up lost hold of lock '{}' by {}", hold.name, hold.owner, ex);
+		}
+	}
+
+	/**
+	 * What the watchdog renews at each tick, after tidying the table: holds of threads that died are
+	 * dropped (they expire after their lease, as after a crash), and explicit leases that ran out
+	 * unreleased are reported lost and set aside, so that neither stays listed or blocks the next
+	 * acquisition of its owner.
+	 */
+	private List<Hold> renewable() {
+		long now = System.nanoTime();
+		List<Hold> renewable = new ArrayList<>();
+		for (Hold hold : this.holds.values()) {
+			if (hold.releasing()) {
+				continue;
+			}
+			if (!hold.ownerThreadAlive()) {
+				dropOrphan(hold);
+			}
+			else if (!hold.watchdog) {
+				if (hold.lost() == null && !hold.confirmedAt(now)) {
+					expire(hold);
+				}
+			}
+			else if (hold.lost() == null) {
+				renewable.add(hold);
+			}
+		}
+		this.expired.values().removeIf(hold -> !hold.ownerThreadAlive());
+		return renewable;
+	}
+
+	private void expire(Hold hold) {
+		HoldKey key = new HoldKey(hold.name, hold.owner);
+		if (this.holds.remove(key, hold)) {
+			markLost(hold, "its explicit lease ran out before unlock");
+			// Its owner's unlock() still learns of the loss.
+			this.expired.put(key, hold);
 		}
 	}
 
 	private void dropOrphan(Hold hold) {
 		if (this.holds.remove(new HoldKey(hold.name, hold.owner), hold)) {
-			log.warn("Thread '{}' died holding lock '{}' (owner {}); the watchdog stops renewing it and it expires "
-					+ "within {}", hold.threadName(), hold.name, hold.owner, this.options.watchdogTimeout());
+			log.warn("Thread '{}' died holding lock '{}' (owner {}); it is no longer renewed and expires within {}",
+					hold.threadName(), hold.name, hold.owner,
+					hold.watchdog ? this.options.watchdogTimeout() : "its lease");
 		}
 	}
 

@@ -1,11 +1,17 @@
 package io.distlock.core;
 
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
+import java.util.TreeMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,15 +37,27 @@ final class ReleaseWaits {
 
 	private final Map<String, Room> rooms = new HashMap<>();
 
+	/**
+	 * Subscribes and unsubscribes, one at a time and in the order asked: a SUBSCRIBE can stall for the
+	 * connection's command timeout, and no waiting thread may be held past its deadline by it.
+	 */
+	private final ExecutorService subscriptions;
+
 	ReleaseWaits(LockBackend backend, String clientId) {
 		this.backend = backend;
 		this.ownOwnerPrefix = clientId + ":";
+		this.subscriptions = Executors.newSingleThreadExecutor(runnable -> {
+			Thread thread = new Thread(runnable, "distlock-subscriber-" + clientId.substring(0, Math.min(8, clientId.length())));
+			thread.setDaemon(true);
+			return thread;
+		});
 	}
 
 	/**
-	 * Queues the calling thread in the lock's room, subscribing to its releases if the room is new.
-	 * Returns once the subscription is effective (or has failed, in which case waits fall back to the
-	 * lock's TTL).
+	 * Queues the calling thread in the lock's room; a new room subscribes to the lock's releases in
+	 * the background. Never blocks: until the subscription is effective, {@link Waiter#subscribed()}
+	 * is false and the waiter polls; when it becomes effective, the head looks once more, for a release
+	 * announced before.
 	 */
 	Waiter enter(String name, String owner, String ticket) {
 		Room room;
@@ -55,10 +73,8 @@ final class ReleaseWaits {
 		}
 		Waiter waiter = room.join(owner, ticket);
 		if (first) {
-			room.subscribe(this.backend, this.ownOwnerPrefix);
-		}
-		else {
-			room.awaitSubscribed();
+			Room subscribing = room;
+			inBackground(() -> subscribing.subscribe(this.backend, this.ownOwnerPrefix));
 		}
 		return waiter;
 	}
@@ -73,7 +89,17 @@ final class ReleaseWaits {
 			}
 			this.rooms.remove(room.name, room);
 		}
-		room.unsubscribe();
+		// Queued behind the room's SUBSCRIBE, so it never overtakes it.
+		inBackground(room::unsubscribe);
+	}
+
+	private void inBackground(Runnable task) {
+		try {
+			this.subscriptions.execute(task);
+		}
+		catch (RejectedExecutionException closed) {
+			// The registry closed: its subscriber is gone, and its waiters poll until they find it closed.
+		}
 	}
 
 	/**
@@ -100,7 +126,7 @@ final class ReleaseWaits {
 	/** @return per lock name, how many threads wait for it now */
 	Map<String, Integer> waiters() {
 		synchronized (this.rooms) {
-			Map<String, Integer> snapshot = new java.util.TreeMap<>();
+			Map<String, Integer> snapshot = new TreeMap<>();
 			this.rooms.forEach((name, room) -> snapshot.put(name, room.members));
 			return snapshot;
 		}
@@ -118,21 +144,21 @@ final class ReleaseWaits {
 	}
 
 	/**
-	 * The client closes: every waiter leaves its backend queue (so that no hold is handed to a
-	 * client that is going away) and is woken, to find the registry closed.
-	 * @param leave called with each waiting owner's lock name and owner id
+	 * The client closes: every waiting attempt is taken out of its backend queue (so that no further
+	 * hold is handed to a client that is going away) and woken, to find the registry closed. A hold
+	 * handed to a waiter before it left the queue is that waiter's: it gives it back itself.
+	 * @param dequeue called with each waiting attempt
 	 */
-	void closeAll(java.util.function.BiConsumer<String, String> leave) {
-		java.util.List<Room> open;
+	void closeAll(Consumer<Waiter> dequeue) {
+		List<Room> open;
 		synchronized (this.rooms) {
-			open = new java.util.ArrayList<>(this.rooms.values());
+			open = new ArrayList<>(this.rooms.values());
 		}
 		for (Room room : open) {
-			for (String owner : room.owners()) {
-				leave.accept(room.name, owner);
-			}
+			room.waiters().forEach(dequeue);
 			room.wakeAll();
 		}
+		this.subscriptions.shutdownNow();
 	}
 
 	/** @return how many lock names have waiters now */
@@ -202,6 +228,32 @@ final class ReleaseWaits {
 			return this.room.subscribed();
 		}
 
+		/** Forgets a hand-off this waiter did not take up as it was (it confirms it with the backend instead). */
+		void forgetGrant() {
+			this.room.lock.lock();
+			try {
+				this.grantedToken = null;
+			}
+			finally {
+				this.room.lock.unlock();
+			}
+		}
+
+		/** @return the lock's name */
+		String name() {
+			return this.room.name;
+		}
+
+		/** @return the waiting owner's id */
+		String owner() {
+			return this.owner;
+		}
+
+		/** @return the waiting attempt's ticket */
+		String ticket() {
+			return this.ticket;
+		}
+
 	}
 
 	/** The waiters of one lock name in this client. */
@@ -211,14 +263,10 @@ final class ReleaseWaits {
 
 		private final ReentrantLock lock = new ReentrantLock();
 
-		private final Condition subscriptionDone = this.lock.newCondition();
-
 		private final ArrayDeque<Waiter> queue = new ArrayDeque<>();
 
 		/** Threads between enter and leave; guarded by the rooms map. */
 		private int members;
-
-		private boolean subscriptionSettled;
 
 		private AutoCloseable subscription;
 
@@ -256,10 +304,10 @@ final class ReleaseWaits {
 			}
 		}
 
-		java.util.List<String> owners() {
+		List<Waiter> waiters() {
 			this.lock.lock();
 			try {
-				return this.queue.stream().map(waiter -> waiter.owner).toList();
+				return List.copyOf(this.queue);
 			}
 			finally {
 				this.lock.unlock();
@@ -350,17 +398,19 @@ final class ReleaseWaits {
 				result = backend.subscribe(this.name, message -> onMessage(message, ownOwnerPrefix));
 			}
 			catch (RuntimeException ex) {
-				log.warn("Could not subscribe to releases of lock '{}'; waiters fall back to the lock's TTL: {}",
+				log.warn("Could not subscribe to releases of lock '{}'; its waiters poll instead: {}",
 						this.name, ex.toString());
 			}
 			this.lock.lock();
 			try {
 				this.subscription = result;
-				this.subscriptionSettled = true;
-				this.subscriptionDone.signalAll();
 			}
 			finally {
 				this.lock.unlock();
+			}
+			if (result != null) {
+				// A release announced before the subscription was effective was missed: the head looks.
+				signal();
 			}
 		}
 
@@ -375,27 +425,6 @@ final class ReleaseWaits {
 			else if (!message.startsWith(ownOwnerPrefix)) {
 				// An attempt this client abandoned itself frees nothing this client is waiting for.
 				signal();
-			}
-		}
-
-		private void awaitSubscribed() {
-			this.lock.lock();
-			try {
-				boolean interrupted = false;
-				while (!this.subscriptionSettled) {
-					try {
-						this.subscriptionDone.await(100, TimeUnit.MILLISECONDS);
-					}
-					catch (InterruptedException ex) {
-						interrupted = true;
-					}
-				}
-				if (interrupted) {
-					Thread.currentThread().interrupt();
-				}
-			}
-			finally {
-				this.lock.unlock();
 			}
 		}
 

@@ -5,10 +5,11 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Consumer;
+import java.util.function.BiConsumer;
 import java.util.function.Supplier;
 
 import org.slf4j.Logger;
@@ -18,10 +19,10 @@ import org.slf4j.LoggerFactory;
  * Renews the leases of a client's watchdog holds every third of the lease, all of them in a few
  * batched round trips from one thread, instead of a timer per lock.
  *
- * <p>Renewal stops for a hold when it is released (it leaves the table), when its owning thread has
- * died (the hold is dropped and expires after its lease, as after a crash), and for all holds when
- * the client closes. A renewal that finds the hold gone, or that cannot reach the backend until the
- * last confirmed lease has run out, marks the hold lost.
+ * <p>Which holds are due is the engine's call (it drops holds of dead threads and explicit leases
+ * that ran out); renewal stops for all holds when the client closes. A renewal that finds the hold
+ * gone, or that cannot reach the backend until the last confirmed lease has run out, marks the hold
+ * lost.
  */
 final class Watchdog implements AutoCloseable {
 
@@ -34,9 +35,8 @@ final class Watchdog implements AutoCloseable {
 
 	private final Duration lease;
 
-	private final Supplier<Collection<Hold>> holds;
-
-	private final Consumer<Hold> onOrphaned;
+	/** The holds due for renewal now: watchdog holds of live threads, not lost, not being released. */
+	private final Supplier<? extends Collection<Hold>> holds;
 
 	private final LostHandler onLost;
 
@@ -49,15 +49,14 @@ final class Watchdog implements AutoCloseable {
 	/** Whether the last renewal failed: an outage is warned about once, not at every tick. */
 	private volatile boolean failing;
 
-	private final java.util.function.BiConsumer<List<Hold>, RuntimeException> onRenewalFailure;
+	private final BiConsumer<List<Hold>, RuntimeException> onRenewalFailure;
 
-	Watchdog(String clientId, LockBackend backend, Duration lease, Supplier<Collection<Hold>> holds,
-			Consumer<Hold> onOrphaned, LostHandler onLost, java.util.function.BiConsumer<List<Hold>, RuntimeException> onRenewalFailure) {
+	Watchdog(String clientId, LockBackend backend, Duration lease, Supplier<? extends Collection<Hold>> holds,
+			LostHandler onLost, BiConsumer<List<Hold>, RuntimeException> onRenewalFailure) {
 		this.onRenewalFailure = onRenewalFailure;
 		this.backend = backend;
 		this.lease = lease;
 		this.holds = holds;
-		this.onOrphaned = onOrphaned;
 		this.onLost = onLost;
 		this.scheduler = Executors.newSingleThreadScheduledExecutor(runnable -> {
 			Thread thread = new Thread(runnable, "distlock-watchdog-" + clientId.substring(0, Math.min(8, clientId.length())));
@@ -89,17 +88,7 @@ final class Watchdog implements AutoCloseable {
 	}
 
 	void renewAll() {
-		List<Hold> due = new ArrayList<>();
-		for (Hold hold : this.holds.get()) {
-			if (!hold.watchdog || hold.lost() != null || hold.releasing()) {
-				continue;
-			}
-			if (!hold.ownerThreadAlive()) {
-				this.onOrphaned.accept(hold);
-				continue;
-			}
-			due.add(hold);
-		}
+		List<Hold> due = new ArrayList<>(this.holds.get());
 		for (int from = 0; from < due.size(); from += BATCH_SIZE) {
 			renewBatch(due.subList(from, Math.min(due.size(), from + BATCH_SIZE)));
 		}
@@ -191,7 +180,7 @@ final class Watchdog implements AutoCloseable {
 				}
 			}, LockBackend.QUEUE_PLACE.toMillis() / 4, TimeUnit.MILLISECONDS);
 		}
-		catch (java.util.concurrent.RejectedExecutionException closed) {
+		catch (RejectedExecutionException closed) {
 			log.debug("Watchdog closed; the lease of lock '{}' handed to {} is not extended", hold.name, hold.owner);
 		}
 	}

@@ -1,6 +1,7 @@
 package io.distlock.redis;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -12,6 +13,9 @@ import io.lettuce.core.RedisCommandInterruptedException;
 import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -25,6 +29,8 @@ import org.springframework.data.redis.core.script.RedisScript;
  * template.
  */
 final class LettuceScripts {
+
+	private static final Logger log = LoggerFactory.getLogger(LettuceScripts.class);
 
 	private final RedisConnectionFactory connectionFactory;
 
@@ -110,13 +116,14 @@ final class LettuceScripts {
 				return reply.get(this.commandTimeoutMillis, TimeUnit.MILLISECONDS);
 			}
 		}
+		// Never cancel the reply: a cancelled command that was not yet written is dropped, and one that
+		// was may still run; either way the caller could no longer tell which. The engine undoes what an
+		// abandoned call may have done (it leaves the queue, passing on a hold handed to the attempt).
 		catch (InterruptedException ex) {
-			reply.cancel(true);
 			Thread.currentThread().interrupt();
 			throw new RedisCommandInterruptedException(ex);
 		}
 		catch (TimeoutException ex) {
-			reply.cancel(true);
 			throw new RedisCommandTimeoutException("Redis did not answer within " + this.commandTimeoutMillis + " ms ("
 					+ this.description + ")");
 		}
@@ -128,6 +135,35 @@ final class LettuceScripts {
 		catch (RuntimeException ex) {
 			forgetClosedConnection(ex);
 			throw ex;
+		}
+	}
+
+	/**
+	 * Sends the script and waits for its reply at most {@code wait}, ignoring interrupts (the flag is
+	 * kept): for housekeeping whose outcome the caller does not need, such as leaving a queue. A
+	 * failure is logged; the command, once sent, is never cancelled.
+	 */
+	void callBriefly(RedisScript<?> script, ScriptOutputType type, List<String> keys, Duration wait,
+			String... args) {
+		CompletableFuture<Object> reply = callAsync(script, type, keys, args);
+		boolean interrupted = Thread.interrupted();
+		try {
+			reply.get(wait.toNanos(), TimeUnit.NANOSECONDS);
+		}
+		catch (InterruptedException ex) {
+			interrupted = true;
+		}
+		catch (TimeoutException ex) {
+			log.debug("Redis did not confirm {} within {} ms ({}); it was sent", script.getSha1(), wait.toMillis(),
+					this.description);
+		}
+		catch (ExecutionException ex) {
+			log.debug("Redis script {} failed ({})", script.getSha1(), this.description, ex.getCause());
+		}
+		finally {
+			if (interrupted) {
+				Thread.currentThread().interrupt();
+			}
 		}
 	}
 

@@ -42,6 +42,17 @@ record RedisKeys(String prefix, boolean cluster) {
 	}
 
 	/**
+	 * The keys of {@code release.lua}: those of {@link #scriptKeys(String)} and the release marker,
+	 * which lets a release re-sent after a reconnect recognise that it was applied already.
+	 */
+	java.util.List<String> releaseKeys(String name) {
+		String lock = lock(name);
+		String queueBase = queueBase(name, lock);
+		return java.util.List.of(lock, fencingCounter(name), queueBase + ":queue", queueBase + ":queued",
+				queueBase + ":released-hold");
+	}
+
+	/**
 	 * The lock key, which the queue keys extend. A name starting with '}' gives the lock key an
 	 * empty hash tag, so Redis Cluster hashes it whole; there the queue keys carry a tag of the
 	 * lock key's slot instead, as one script must touch keys of one slot only.

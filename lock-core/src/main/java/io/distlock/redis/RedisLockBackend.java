@@ -6,6 +6,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
@@ -35,8 +38,21 @@ public final class RedisLockBackend implements LockBackend {
 	/** At most how long a hold handed to a queued owner lasts before that owner extends it. */
 	private static final String HAND_OFF_LEASE = String.valueOf(QUEUE_PLACE.toMillis());
 
+	/** How long leaving a queue waits for Redis to confirm; the command is sent either way. */
+	private static final Duration LEAVE_REPLY_WAIT = Duration.ofMillis(100);
+
 	/** Runs the lock scripts straight on the shared Lettuce connection, where there is one. */
 	private final LettuceScripts direct;
+
+	/**
+	 * Leaves queues where scripts go through the template, whose calls block: a caller past its
+	 * deadline must not wait for Redis to confirm.
+	 */
+	private final ExecutorService housekeeping = Executors.newSingleThreadExecutor(runnable -> {
+		Thread thread = new Thread(runnable, "distlock-housekeeping");
+		thread.setDaemon(true);
+		return thread;
+	});
 
 	/**
 	 * @param connectionFactory the application's Redis connection factory; not closed by this backend
@@ -87,9 +103,9 @@ public final class RedisLockBackend implements LockBackend {
 	 * @return the outcome, when Redis answers
 	 */
 	public CompletableFuture<Release> releaseAsync(String name, String owner, int heldCount, String holdId) {
-		return this.direct.<Long>callAsync(LockScripts.RELEASE, ScriptOutputType.INTEGER, this.keys.scriptKeys(name),
+		return this.direct.<Long>callAsync(LockScripts.RELEASE, ScriptOutputType.INTEGER, this.keys.releaseKeys(name),
 				owner, String.valueOf(heldCount), this.keys.releaseChannel(name), "", (holdId != null) ? holdId : "",
-				HAND_OFF_LEASE)
+				HAND_OFF_LEASE, "")
 			.thenApply(reply -> release(reply, name));
 	}
 
@@ -204,9 +220,19 @@ public final class RedisLockBackend implements LockBackend {
 	 */
 	@Override
 	public Release release(String name, String owner, int heldCount, String holdId) {
-		Long reply = eval(LockScripts.RELEASE, ScriptOutputType.INTEGER, this.keys.scriptKeys(name), owner,
+		return release(name, owner, heldCount, holdId, Acquisition.NO_TOKEN);
+	}
+
+	/**
+	 * Releases as {@link #release(String, String, int, String)}; a copy of this release re-sent after
+	 * a reconnect, finding the hold gone, is answered {@link Release#RELEASED} rather than
+	 * {@link Release#NOT_HELD} (see {@code release.lua}'s release marker).
+	 */
+	@Override
+	public Release release(String name, String owner, int heldCount, String holdId, long token) {
+		Long reply = eval(LockScripts.RELEASE, ScriptOutputType.INTEGER, this.keys.releaseKeys(name), owner,
 				String.valueOf(heldCount), this.keys.releaseChannel(name), "", (holdId != null) ? holdId : "",
-				HAND_OFF_LEASE);
+				HAND_OFF_LEASE, (token != Acquisition.NO_TOKEN) ? String.valueOf(token) : "");
 		return release(reply, name);
 	}
 
@@ -214,16 +240,32 @@ public final class RedisLockBackend implements LockBackend {
 		if (reply == null) {
 			throw new IllegalStateException("Redis returned no reply to the release of lock '" + name + "'");
 		}
-		if (reply == 1) {
+		if (reply == 1 || reply == 3) {
 			return Release.RELEASED;
 		}
 		return (reply == 0) ? Release.DECREMENTED : Release.NOT_HELD;
 	}
 
+	/**
+	 * Sent without waiting long for the answer: an acquisition that gave up at its deadline must not
+	 * overrun it because Redis is slow. The script touches only this attempt's place and hand-off, so
+	 * it is harmless whenever it lands.
+	 */
 	@Override
-	public void leaveQueue(String name, String owner) {
-		this.redis.execute(LockScripts.RELEASE, this.keys.scriptKeys(name), owner, "0", this.keys.releaseChannel(name),
-				"leave", "", HAND_OFF_LEASE);
+	public void leaveQueue(String name, String owner, String ticket, boolean passOnHandOff) {
+		String mode = passOnHandOff ? "leave" : "dequeue";
+		if (this.direct.ready()) {
+			this.direct.callBriefly(LockScripts.RELEASE, ScriptOutputType.INTEGER, this.keys.releaseKeys(name),
+					LEAVE_REPLY_WAIT, owner, "0", this.keys.releaseChannel(name), mode, "", HAND_OFF_LEASE, ticket);
+			return;
+		}
+		try {
+			this.housekeeping.execute(() -> this.redis.execute(LockScripts.RELEASE, this.keys.releaseKeys(name), owner, "0",
+					this.keys.releaseChannel(name), mode, "", HAND_OFF_LEASE, ticket));
+		}
+		catch (RejectedExecutionException closed) {
+			// Closed: the place lapses by itself, a hold handed over after its provisional lease.
+		}
 	}
 
 	/**
@@ -298,6 +340,8 @@ public final class RedisLockBackend implements LockBackend {
 	@Override
 	public void close() {
 		this.subscriber.close();
+		// Queued leaves still go out; the executor's thread ends when they are done.
+		this.housekeeping.shutdown();
 	}
 
 	private static boolean isCluster(RedisConnectionFactory connectionFactory) {

@@ -9,8 +9,9 @@
 -- ARGV[4]  an id of this attempt or '' (Redlock): kept in field ':attempt' so that abandoning a
 --          failed attempt later cannot delete the hold a newer attempt of the same owner took over
 -- ARGV[5]  how long the owner stays queued if the lock is taken, in ms; 0 = do not queue
--- ARGV[6]  the waiting attempt's ticket, named in the hand-off message so that only that attempt
---          (not a later one of the same thread) takes a hand-off announced late
+-- ARGV[6]  the attempt's ticket, named in the hand-off message so that only that attempt (not a
+--          later one of the same thread) takes a hand-off announced late; kept in field ':ticket'
+--          of a hold it takes, so that only this attempt's leaving can give that hold back
 -- Returns  {1, token} acquired or re-entered (also: release.lua handed the lock to this owner);
 --          {0, ms} not acquired, worth retrying after at most ms; {-1, 0} the owner believed it held
 --          the lock but its hold is gone (lost).
@@ -77,7 +78,11 @@ if redis.call('exists', KEYS[1]) == 0 then
     redis.call('hdel', KEYS[4], owner)
   end
   local token = redis.call('incr', KEYS[2])
-  redis.call('hset', KEYS[1], owner, 1, ':token', token)
+  if ARGV[6] ~= '' then
+    redis.call('hset', KEYS[1], owner, 1, ':token', token, ':ticket', ARGV[6])
+  else
+    redis.call('hset', KEYS[1], owner, 1, ':token', token)
+  end
   if ARGV[4] ~= '' then
     redis.call('hset', KEYS[1], ':attempt', ARGV[4])
   end
@@ -86,8 +91,14 @@ if redis.call('exists', KEYS[1]) == 0 then
 end
 if redis.call('hexists', KEYS[1], owner) == 1 then
   redis.call('hset', KEYS[1], owner, held + 1)
-  if ARGV[4] ~= '' and held == 0 then
-    redis.call('hset', KEYS[1], ':attempt', ARGV[4])
+  if held == 0 then
+    -- Taking up a hold handed over: it is this attempt's now.
+    if ARGV[4] ~= '' then
+      redis.call('hset', KEYS[1], ':attempt', ARGV[4])
+    end
+    if ARGV[6] ~= '' then
+      redis.call('hset', KEYS[1], ':ticket', ARGV[6])
+    end
   end
   redis.call('pexpire', KEYS[1], ARGV[2])
   return {1, tonumber(redis.call('hget', KEYS[1], ':token'))}

@@ -1,10 +1,12 @@
 package io.distlock.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
@@ -25,10 +27,10 @@ class ReleaseWaitsTest {
 	void aHandOffNamingAnEarlierAttemptOfTheSameThreadIsNotTaken() throws Exception {
 		// The earlier attempt gave up and passed the lock on; its message arrives while the thread waits again.
 		ReleaseWaits.Waiter waiter = this.waits.enter("lock", "client:7", "b");
-		this.messages.get().accept("grant 41 client:7 a");
+		messages().accept("grant 41 client:7 a");
 		assertThat(waiter.awaitTurn(TimeUnit.MILLISECONDS.toNanos(50))).isNotEqualTo(ReleaseWaits.Turn.GRANTED);
 
-		this.messages.get().accept("grant 42 client:7 b");
+		messages().accept("grant 42 client:7 b");
 		assertThat(waiter.awaitTurn(TimeUnit.SECONDS.toNanos(5))).isEqualTo(ReleaseWaits.Turn.GRANTED);
 		assertThat(waiter.grantedToken()).isEqualTo(42);
 		this.waits.leave(waiter);
@@ -39,16 +41,21 @@ class ReleaseWaitsTest {
 		ReleaseWaits.Waiter head = this.waits.enter("lock", "client:1", "a");
 		assertThat(head.awaitTurn(0)).isEqualTo(ReleaseWaits.Turn.TRY);
 		ReleaseWaits.Waiter second = this.waits.enter("lock", "client:2", "b");
-		this.messages.get().accept("grant 7 client:2 b");
+		messages().accept("grant 7 client:2 b");
 		assertThat(second.awaitTurn(TimeUnit.SECONDS.toNanos(5))).isEqualTo(ReleaseWaits.Turn.GRANTED);
 		// Its time ran out (the head then tries on its own), but nothing was handed to it.
 		assertThat(head.awaitTurn(TimeUnit.MILLISECONDS.toNanos(50))).isNotEqualTo(ReleaseWaits.Turn.GRANTED);
 		// Another client's hand-off is not this client's business either.
-		this.messages.get().accept("grant 8 other:1 c");
+		messages().accept("grant 8 other:1 c");
 		assertThat(head.awaitTurn(TimeUnit.MILLISECONDS.toNanos(50))).isNotEqualTo(ReleaseWaits.Turn.GRANTED);
 		this.waits.leave(second);
 		this.waits.leave(head);
 		assertThat(this.waits.size()).isZero();
+	}
+
+	/** The room subscribes in the background: its messages flow once that is done. */
+	private Consumer<String> messages() {
+		return await().atMost(Duration.ofSeconds(5)).until(this.messages::get, Objects::nonNull);
 	}
 
 	/** Only what {@link ReleaseWaits} uses: the subscription. */
