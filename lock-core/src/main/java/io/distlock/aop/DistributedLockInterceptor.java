@@ -107,10 +107,24 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
 		}
 		List<DistLock> held = new ArrayList<>(names.size());
 		long start = System.nanoTime();
-		Throwable cause = LockOrigin.during(attribute.metricName(), attribute.description(),
-				() -> acquireAll(locks, names, wait, lease, held, start));
+		Throwable cause;
+		Map<String, Long> tokens;
+		try {
+			cause = LockOrigin.during(attribute.metricName(), attribute.description(),
+					() -> acquireAll(locks, names, wait, lease, held, start));
+			tokens = (held.size() == names.size()) ? fencingTokens(held) : null;
+		}
+		catch (Throwable ex) {
+			// Anything else (a closed registry, a hold lost meanwhile, an Error) reaches the caller as it is,
+			// but the locks taken so far must not stay held, renewed by the watchdog, with no one to release them.
+			releaseQuietly(held);
+			Duration waited = Duration.ofNanos(System.nanoTime() - start);
+			observe(observer -> observer.acquisition(attribute.metricName(), DistributedLockObserver.Outcome.FAILED,
+					waited));
+			throw ex;
+		}
 		Duration waited = Duration.ofNanos(System.nanoTime() - start);
-		if (held.size() < names.size()) {
+		if (tokens == null) {
 			releaseQuietly(held);
 			observe(observer -> observer.acquisition(attribute.metricName(),
 					(cause == null) ? DistributedLockObserver.Outcome.TIMED_OUT : DistributedLockObserver.Outcome.FAILED,
@@ -120,16 +134,6 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
 		observe(observer -> observer.acquisition(attribute.metricName(), DistributedLockObserver.Outcome.ACQUIRED, waited));
 		long acquiredAt = System.nanoTime();
 
-		Map<String, Long> tokens = new LinkedHashMap<>();
-		for (DistLock lock : held) {
-			try {
-				tokens.put(lock.getName(), lock.getFencingToken());
-			}
-			catch (UnsupportedOperationException noTokens) {
-				// A backend without sound tokens (Redlock): LockContext says so when asked.
-				tokens.put(lock.getName(), null);
-			}
-		}
 		LockContext.push(tokens);
 		Throwable failure = null;
 		try {
@@ -146,7 +150,8 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
 	}
 
 	/**
-	 * Takes the locks in order within one wait budget, adding each to {@code held}.
+	 * Takes the locks in order within one wait budget, adding each to {@code held}. Anything other than
+	 * a backend failure or an interrupt propagates; the caller releases what is in {@code held}.
 	 * @return why it stopped short (backend failure, interrupt), or {@code null}
 	 */
 	private static Throwable acquireAll(LockRegistry locks, List<String> names, Duration wait, Duration lease,
@@ -169,6 +174,20 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
 			Thread.currentThread().interrupt();
 			return ex;
 		}
+	}
+
+	private static Map<String, Long> fencingTokens(List<DistLock> held) {
+		Map<String, Long> tokens = new LinkedHashMap<>();
+		for (DistLock lock : held) {
+			try {
+				tokens.put(lock.getName(), lock.getFencingToken());
+			}
+			catch (UnsupportedOperationException noTokens) {
+				// A backend without sound tokens (Redlock): LockContext says so when asked.
+				tokens.put(lock.getName(), null);
+			}
+		}
+		return tokens;
 	}
 
 	private void observe(java.util.function.Consumer<DistributedLockObserver> event) {

@@ -12,7 +12,8 @@ import io.distlock.LockListener;
 /**
  * Immutable settings of a {@link LockEngine}.
  *
- * @param clientId this client's id, the first half of every owner id; unique per client
+ * @param clientId this client's id, the first half of every owner id; unique per client; no ':', whitespace
+ * or control characters
  * @param watchdogTimeout the lease of locks taken without one, renewed every third of it
  * @param listeners told about lost holds
  * @param clock the wall clock for the timestamps in events and snapshots
@@ -27,8 +28,12 @@ public record LockEngineOptions(String clientId, Duration watchdogTimeout, List<
 	 */
 	public LockEngineOptions {
 		Objects.requireNonNull(clientId, "clientId");
-		if (clientId.isBlank() || clientId.indexOf(':') >= 0) {
-			throw new IllegalArgumentException("clientId must be non-blank and contain no ':' but was '" + clientId + "'");
+		// Owner ids are clientId:threadId, and hand-off messages ("grant <token> <owner> <ticket>") are split on spaces.
+		int bad = firstNotAllowed(clientId);
+		if (clientId.isEmpty() || bad >= 0) {
+			throw new IllegalArgumentException("clientId must be non-empty and contain no ':', whitespace or control "
+					+ "characters (it is the first part of every owner id 'clientId:threadId') but was '" + clientId + "'"
+					+ ((bad >= 0) ? String.format(" (U+%04X at index %d)", (int) clientId.charAt(bad), bad) : ""));
 		}
 		Objects.requireNonNull(watchdogTimeout, "watchdogTimeout");
 		if (watchdogTimeout.toMillis() < 30) {
@@ -36,6 +41,16 @@ public record LockEngineOptions(String clientId, Duration watchdogTimeout, List<
 		}
 		listeners = List.copyOf(listeners);
 		Objects.requireNonNull(clock, "clock");
+	}
+
+	private static int firstNotAllowed(String clientId) {
+		for (int i = 0; i < clientId.length(); i++) {
+			char c = clientId.charAt(i);
+			if (c == ':' || Character.isWhitespace(c) || Character.isSpaceChar(c) || Character.isISOControl(c)) {
+				return i;
+			}
+		}
+		return -1;
 	}
 
 	/** @return a builder with a random client id and the defaults */
@@ -63,7 +78,7 @@ public record LockEngineOptions(String clientId, Duration watchdogTimeout, List<
 		}
 
 		/**
-		 * @param clientId the client id; must not contain ':'
+		 * @param clientId the client id; must not contain ':', whitespace or control characters
 		 * @return this builder
 		 */
 		public Builder clientId(String clientId) {
