@@ -12,8 +12,13 @@ import javax.sql.DataSource;
  */
 public enum JdbcDialect {
 
-	/** MySQL and MariaDB. */
-	MYSQL("ROUND(UNIX_TIMESTAMP(CURRENT_TIMESTAMP(3)) * 1000)", "mysql"),
+	/**
+	 * MySQL and MariaDB. Reads UTC and counts from the epoch without any time zone: a reading that
+	 * converts local time ({@code UNIX_TIMESTAMP(CURRENT_TIMESTAMP(3))}) is an hour ahead during the
+	 * repeated hour when a server in a daylight-saving zone puts its clocks back, which frees every
+	 * live lock at once and later keeps an abandoned one for an extra hour.
+	 */
+	MYSQL("TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(3)) DIV 1000", "mysql"),
 
 	/** PostgreSQL; {@code clock_timestamp()} rather than the transaction's start time. */
 	POSTGRESQL("CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)", "postgresql"),

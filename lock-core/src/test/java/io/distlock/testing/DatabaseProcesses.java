@@ -9,6 +9,7 @@ import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
@@ -47,9 +48,21 @@ final class DatabaseProcesses {
 	 * @return the running server process
 	 */
 	static Process startAndAwait(List<String> command, Path log, String adminUrl, Consumer<Process> onJvmExit) {
+		return startAndAwait(command, Map.of(), log, adminUrl, onJvmExit);
+	}
+
+	/**
+	 * Starts the server as {@link #startAndAwait(List, Path, String, Consumer)} does, with
+	 * {@code environment} added to this process's environment.
+	 * @return the running server process
+	 */
+	static Process startAndAwait(List<String> command, Map<String, String> environment, Path log, String adminUrl,
+			Consumer<Process> onJvmExit) {
 		Process process;
 		try {
-			process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+			ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
+			builder.environment().putAll(environment);
+			process = builder.start();
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException("Could not start " + command, ex);

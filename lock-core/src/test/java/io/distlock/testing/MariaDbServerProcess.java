@@ -4,8 +4,10 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 import io.distlock.embedded.RedisServerProcess;
 
@@ -22,11 +24,14 @@ public final class MariaDbServerProcess implements AutoCloseable {
 
 	private final int port;
 
+	private final ZoneId systemTimeZone;
+
 	private Process process;
 
-	private MariaDbServerProcess(Path directory, int port) {
+	private MariaDbServerProcess(Path directory, int port, ZoneId systemTimeZone) {
 		this.directory = directory;
 		this.port = port;
+		this.systemTimeZone = systemTimeZone;
 	}
 
 	/** @return whether MariaDB's server binaries are installed here */
@@ -43,9 +48,21 @@ public final class MariaDbServerProcess implements AutoCloseable {
 
 	/** @return a started server with an empty database {@code distlock} */
 	public static MariaDbServerProcess start() {
+		return start(null);
+	}
+
+	/**
+	 * Starts a server whose operating-system time zone is {@code systemTimeZone}: the process gets it
+	 * as {@code TZ}, so its {@code system_time_zone} follows it and sessions ({@code time_zone=SYSTEM})
+	 * convert times through it, daylight saving time included, as a server set up in that zone would.
+	 * @param systemTimeZone the server's time zone, or {@code null} for this machine's
+	 * @return a started server with an empty database {@code distlock}
+	 */
+	public static MariaDbServerProcess start(ZoneId systemTimeZone) {
 		try {
 			Path directory = Files.createTempDirectory("distlock-mariadb-");
-			MariaDbServerProcess server = new MariaDbServerProcess(directory, RedisServerProcess.freePort());
+			MariaDbServerProcess server = new MariaDbServerProcess(directory, RedisServerProcess.freePort(),
+					systemTimeZone);
 			server.install();
 			server.launch();
 			server.execute("CREATE DATABASE IF NOT EXISTS distlock");
@@ -99,8 +116,10 @@ public final class MariaDbServerProcess implements AutoCloseable {
 		if (ROOT) {
 			command.add("--user=root");
 		}
-		this.process = DatabaseProcesses.startAndAwait(command, this.directory.resolve("mariadbd.log"), adminUrl(),
-				Process::destroyForcibly);
+		Map<String, String> environment = (this.systemTimeZone != null) ? Map.of("TZ", this.systemTimeZone.getId())
+				: Map.of();
+		this.process = DatabaseProcesses.startAndAwait(command, environment, this.directory.resolve("mariadbd.log"),
+				adminUrl(), Process::destroyForcibly);
 	}
 
 	private String adminUrl() {
