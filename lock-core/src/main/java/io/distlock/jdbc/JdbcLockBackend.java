@@ -36,6 +36,12 @@ public final class JdbcLockBackend implements LockBackend {
 
 	private static final Pattern TABLE_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}");
 
+	/**
+	 * How often an acquisition is tried in all when the database rolls it back for a conflict with
+	 * another client's transaction; the conflicts are rare, so a few tries settle them.
+	 */
+	private static final int ACQUIRE_ATTEMPTS = 4;
+
 	private final JdbcTemplate jdbc;
 
 	private final TransactionTemplate transactions;
@@ -86,21 +92,41 @@ public final class JdbcLockBackend implements LockBackend {
 
 	@Override
 	public Acquisition acquire(String name, String owner, int heldCount, Duration lease) {
-		try {
-			return this.transactions.execute(status -> acquireInTransaction(name, owner, heldCount, lease.toMillis()));
-		}
-		catch (DuplicateKeyException | PessimisticLockingFailureException lostRace) {
-			// Another client inserted the same name first, or InnoDB chose this transaction as the
-			// victim of two first acquisitions racing for one name (both SELECT ... FOR UPDATE take a
-			// gap lock, then each INSERT waits on the other's). It was rolled back; nothing was taken.
-			return Acquisition.heldByOther(Duration.ZERO);
+		for (int attempt = 1;; attempt++) {
+			try {
+				return this.transactions.execute(status -> acquireInTransaction(name, owner, heldCount, lease.toMillis()));
+			}
+			catch (DuplicateKeyException taken) {
+				// Another client inserted the name between this transaction's read and its insert: it
+				// holds the lock, for a lease not known here. This transaction was rolled back.
+				return Acquisition.heldByOther(Duration.ZERO);
+			}
+			catch (PessimisticLockingFailureException conflict) {
+				// A deadlock victim or a lock-wait timeout, rolled back with nothing taken: this says
+				// nothing about who holds the lock, and reporting "held by another" would refuse a lock
+				// that may well be free. Trying again reads the table afresh.
+				if (attempt == ACQUIRE_ATTEMPTS) {
+					throw conflict;
+				}
+			}
 		}
 	}
 
 	private Acquisition acquireInTransaction(String name, String owner, int heldCount, long leaseMillis) {
 		long now = now();
-		List<Map<String, Object>> rows = this.jdbc.queryForList("SELECT owner_id, fencing_token, expires_at FROM "
-				+ this.table + " WHERE lock_name = ? FOR UPDATE", name);
+		// A re-entry locks its row straight away. A first acquisition reads without a lock first: on
+		// InnoDB a locking read of an absent row takes a gap lock, and two first acquisitions of
+		// different names in one gap then deadlock, each INSERT waiting for the other's gap lock. The
+		// primary key settles two inserts of one name, and another owner's live hold needs no lock to
+		// be reported; only a row this acquisition may change is locked.
+		List<Map<String, Object>> rows = readRow(name, heldCount > 0);
+		if (heldCount == 0 && !rows.isEmpty()) {
+			long expiresAt = ((Number) rows.get(0).get("expires_at")).longValue();
+			if (expiresAt > now && !owner.equals(rows.get(0).get("owner_id"))) {
+				return Acquisition.heldByOther(Duration.ofMillis(expiresAt - now));
+			}
+			rows = readRow(name, true);
+		}
 		if (rows.isEmpty()) {
 			if (heldCount > 0) {
 				return Acquisition.lost();
@@ -206,6 +232,11 @@ public final class JdbcLockBackend implements LockBackend {
 	@Override
 	public void close() {
 		// The data source belongs to the application.
+	}
+
+	private List<Map<String, Object>> readRow(String name, boolean forUpdate) {
+		return this.jdbc.queryForList("SELECT owner_id, fencing_token, expires_at FROM " + this.table
+				+ " WHERE lock_name = ?" + (forUpdate ? " FOR UPDATE" : ""), name);
 	}
 
 	private long now() {

@@ -30,8 +30,8 @@ import io.distlock.core.LockEngineOptions;
 import io.distlock.testing.MariaDbServerProcess;
 
 /**
- * What is particular to the table lock, on a real MariaDB: racing inserts of one name, and
- * independence from the caller's transaction.
+ * What is particular to the table lock, on a real MariaDB: racing inserts of one name, concurrent
+ * first acquisitions of different names, and independence from the caller's transaction.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class MariaDbLockTest {
@@ -107,6 +107,51 @@ class MariaDbLockTest {
 				}
 				assertThat(winners).as("winners of round %d", round).isEqualTo(1);
 			}
+		}
+		finally {
+			threads.shutdownNow();
+		}
+	}
+
+	@Test
+	void firstAcquisitionsOfDifferentNamesAllSucceed() throws Exception {
+		// Each name is tried by one thread only, so every tryLock() finds its lock free. A locking
+		// read of an absent name takes an InnoDB gap lock; with two first acquisitions in one gap, the
+		// one holding the fencing counter waits to insert for the other's gap lock while the other
+		// waits for the counter, and InnoDB rolls one of them back.
+		List<JdbcLockRegistry> clients = List.of(client(dataSource()), client(dataSource()));
+		int threadsPerClient = 4;
+		int rounds = 40;
+		ExecutorService threads = Executors.newFixedThreadPool(clients.size() * threadsPerClient);
+		try {
+			CyclicBarrier together = new CyclicBarrier(clients.size() * threadsPerClient);
+			List<Future<List<String>>> attempts = new ArrayList<>();
+			for (int c = 0; c < clients.size(); c++) {
+				for (int t = 0; t < threadsPerClient; t++) {
+					JdbcLockRegistry client = clients.get(c);
+					String thread = c + "-" + t;
+					attempts.add(threads.submit(() -> {
+						List<String> refused = new ArrayList<>();
+						for (int round = 0; round < rounds; round++) {
+							String name = "free:" + round + ":" + thread;
+							DistLock lock = client.getLock(name);
+							together.await(30, TimeUnit.SECONDS);
+							if (lock.tryLock()) {
+								lock.unlock();
+							}
+							else {
+								refused.add(name);
+							}
+						}
+						return refused;
+					}));
+				}
+			}
+			List<String> refused = new ArrayList<>();
+			for (Future<List<String>> attempt : attempts) {
+				refused.addAll(attempt.get(60, TimeUnit.SECONDS));
+			}
+			assertThat(refused).as("free locks refused").isEmpty();
 		}
 		finally {
 			threads.shutdownNow();
