@@ -1,8 +1,10 @@
 package io.distlock;
 
 /**
- * Told about events of a registry's holds. Called from the registry's watchdog thread or from the
- * owning thread; implementations must be quick and must not block.
+ * Told about events of a registry's holds. Called on a thread of the registry's own, one event at a
+ * time in the order they happened, shortly after the registry noticed them (the owner's
+ * {@code unlock()} may throw {@link LockLostException} first); a slow listener delays only other
+ * listeners, never renewals.
  */
 @FunctionalInterface
 public interface LockListener {

@@ -13,7 +13,6 @@ import org.slf4j.LoggerFactory;
 import io.distlock.DistLock;
 import io.distlock.HoldInfo;
 import io.distlock.LockBackendException;
-import io.distlock.LockListener;
 import io.distlock.LockLostException;
 import io.distlock.LockRegistry;
 import io.distlock.LostHold;
@@ -62,6 +61,8 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 
 	private final DeadlineGuard deadlines;
 
+	private final ListenerNotifier listeners;
+
 	private final AtomicLong lostHolds = new AtomicLong();
 
 	private volatile boolean closed;
@@ -80,6 +81,7 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 		this.watchdog = new Watchdog(options.clientId(), backend, options.watchdogTimeout(), this::renewable,
 				this::markLost, this::renewalFailed);
 		this.deadlines = new DeadlineGuard(options.clientId());
+		this.listeners = new ListenerNotifier(options.clientId(), options.listeners());
 		this.owners = ThreadLocal.withInitial(() -> options.clientId() + ":" + Thread.currentThread().getId());
 	}
 
@@ -170,6 +172,7 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 		this.waits.closeAll(waiter -> leaveQueue(waiter.name(), waiter.owner(), waiter.ticket(), false));
 		this.watchdog.close();
 		this.deadlines.close();
+		this.listeners.close();
 		this.backend.close();
 	}
 
@@ -675,27 +678,12 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 		this.lostHolds.incrementAndGet();
 		log.warn("Lock '{}' held by {} (thread '{}'{}) was lost: {}", hold.name, hold.owner, hold.threadName(),
 				(hold.origin() != null) ? ", in " + hold.origin() : "", reason);
-		for (LockListener listener : this.options.listeners()) {
-			try {
-				listener.holdLost(lost);
-			}
-			catch (RuntimeException ex) {
-				log.error("LockListener {} failed on lost lock '{}'", listener, hold.name, ex);
-			}
-		}
+		this.listeners.holdLost(lost);
 		return lost;
 	}
 
 	private void renewalFailed(List<Hold> holds, RuntimeException cause) {
-		List<String> names = holds.stream().map(hold -> hold.name).toList();
-		for (LockListener listener : this.options.listeners()) {
-			try {
-				listener.renewalFailed(names, cause);
-			}
-			catch (RuntimeException ex) {
-				log.error("LockListener {} failed on a renewal failure", listener, ex);
-			}
-		}
+		this.listeners.renewalFailed(holds.stream().map(hold -> hold.name).toList(), cause);
 	}
 
 	static long saturatedNanos(Duration duration) {
