@@ -247,8 +247,14 @@ public final class JdbcLockBackend implements LockBackend {
 		return now;
 	}
 
+	/**
+	 * One more than the last token, and never below the database clock in microseconds: a counter
+	 * restored from an old backup, or reset, still restarts above every token handed out before, as
+	 * long as the database's clock does not step back.
+	 */
 	private long nextToken() {
-		this.jdbc.update("UPDATE " + this.fencingTable + " SET last_token = last_token + 1 WHERE id = 1");
+		this.jdbc.update("UPDATE " + this.fencingTable + " SET last_token = GREATEST(last_token + 1, ("
+				+ this.dialect.nowMillis() + ") * 1000) WHERE id = 1");
 		Long token = this.jdbc.queryForObject("SELECT last_token FROM " + this.fencingTable + " WHERE id = 1", Long.class);
 		if (token == null) {
 			throw new IllegalStateException("Fencing counter row missing in " + this.fencingTable + "; create the schema");

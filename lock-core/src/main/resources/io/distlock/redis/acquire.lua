@@ -1,6 +1,6 @@
 -- Acquires or re-enters a reentrant lock, queueing the caller for a fair hand-off if it will wait.
 -- KEYS[1]  the lock hash: field <owner id> -> hold count, field ':token' -> fencing token
--- KEYS[2]  the fencing counter: only ever incremented, so tokens grow across all holders
+-- KEYS[2]  the fencing counter: the last token handed out (see nextToken), so tokens grow across all holders
 -- KEYS[3]  the wait queue: a list of owner ids in arrival order
 -- KEYS[4]  the queue's entries: owner id -> '<deadline ms>:<lease ms>:<ticket>' (deadline in Redis time)
 -- ARGV[1]  owner id (client id ':' thread id)
@@ -20,6 +20,20 @@
 local owner = ARGV[1]
 local held = tonumber(ARGV[3])
 local queueFor = tonumber(ARGV[5])
+
+-- The next fencing token: one more than the last, and never below the server clock in microseconds,
+-- so that a counter lost with the data (a restart without persistence, FLUSHALL, a failover to a
+-- replica that missed it) restarts above every token handed out before, as long as the server's
+-- clock does not step back. Twin of the same function in release.lua.
+local function nextToken()
+  local t = redis.call('time')
+  local clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  local token = math.max(tonumber(redis.call('get', KEYS[2]) or '0') + 1, clock)
+  -- Formatted, not tostring(): Lua would write a 16-digit number in exponent notation.
+  local text = string.format('%.0f', token)
+  redis.call('set', KEYS[2], text)
+  return token, text
+end
 
 local function now()
   local t = redis.call('time')
@@ -77,11 +91,11 @@ if redis.call('exists', KEYS[1]) == 0 then
     redis.call('lpop', KEYS[3])
     redis.call('hdel', KEYS[4], owner)
   end
-  local token = redis.call('incr', KEYS[2])
+  local token, text = nextToken()
   if ARGV[6] ~= '' then
-    redis.call('hset', KEYS[1], owner, 1, ':token', token, ':ticket', ARGV[6])
+    redis.call('hset', KEYS[1], owner, 1, ':token', text, ':ticket', ARGV[6])
   else
-    redis.call('hset', KEYS[1], owner, 1, ':token', token)
+    redis.call('hset', KEYS[1], owner, 1, ':token', text)
   end
   if ARGV[4] ~= '' then
     redis.call('hset', KEYS[1], ':attempt', ARGV[4])

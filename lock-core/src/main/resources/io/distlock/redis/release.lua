@@ -3,7 +3,7 @@
 -- waiters are woken. Also takes a waiting attempt out of the queue ('leave', 'dequeue').
 -- KEYS[1]  the lock hash: field <owner id> -> hold count, ':token' -> fencing token, ':ticket' ->
 --          the attempt that took the hold
--- KEYS[2]  the fencing counter
+-- KEYS[2]  the fencing counter: the last token handed out
 -- KEYS[3]  the wait queue: a list of owner ids in arrival order
 -- KEYS[4]  the queue's entries: owner id -> '<deadline ms>:<lease ms>:<ticket>' (deadline in Redis time)
 -- KEYS[5]  the release marker: '<owner id>/<hold id>' of the last hold released, for 5 s
@@ -27,6 +27,20 @@
 -- Messages 'grant <token> <owner id> <ticket>' when handed on, 'released' when freed.
 -- The count is set to ARGV[2] - 1, not decremented, so a copy re-sent after a reconnect cannot
 -- release a reentrant hold of 2 down to 0.
+-- The next fencing token: one more than the last, and never below the server clock in microseconds,
+-- so that a counter lost with the data (a restart without persistence, FLUSHALL, a failover to a
+-- replica that missed it) restarts above every token handed out before, as long as the server's
+-- clock does not step back. Twin of the same function in acquire.lua.
+local function nextToken()
+  local t = redis.call('time')
+  local clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  local token = math.max(tonumber(redis.call('get', KEYS[2]) or '0') + 1, clock)
+  -- Formatted, not tostring(): Lua would write a 16-digit number in exponent notation.
+  local text = string.format('%.0f', token)
+  redis.call('set', KEYS[2], text)
+  return token, text
+end
+
 local owner = ARGV[1]
 local remaining
 if ARGV[4] ~= '' then
@@ -78,7 +92,7 @@ if redis.call('exists', KEYS[3]) == 1 then
     redis.call('hdel', KEYS[4], head)
     local deadline, lease, ticket = string.match(entry or '', '^(%d+):(%d+):(.*)$')
     if deadline and tonumber(deadline) >= t then
-      local token = redis.call('incr', KEYS[2])
+      local _, token = nextToken()
       redis.call('hset', KEYS[1], head, 1, ':token', token, ':ticket', ticket)
       redis.call('pexpire', KEYS[1], math.min(tonumber(lease), tonumber(ARGV[6])))
       redis.call('publish', ARGV[3], 'grant ' .. token .. ' ' .. head .. ' ' .. ticket)

@@ -78,6 +78,15 @@ public abstract class LockRegistryContract {
 	protected abstract void stopServers();
 
 	/**
+	 * Loses the backend's fencing counter, as a restart without persistence, {@code FLUSHALL}, a
+	 * failover to a replica that missed it or a restore of an old backup would, and waits until the
+	 * servers answer again. By default: {@link #restartServers()}.
+	 */
+	protected void loseFencingCounter() {
+		restartServers();
+	}
+
+	/**
 	 * Whether the backend issues fencing tokens. One that cannot issue sound ones (Redlock) must say
 	 * so instead of handing out numbers that do not always grow.
 	 */
@@ -476,6 +485,30 @@ public abstract class LockRegistryContract {
 			previous = token;
 		}
 		assertThatThrownBy(locks.get(0)::getFencingToken).isInstanceOf(IllegalMonitorStateException.class);
+	}
+
+	@Test
+	void fencingTokensKeepGrowingWhenTheBackendLosesItsCounter() throws Exception {
+		if (!offersFencingTokens()) {
+			return;
+		}
+		DistLock lock = newClient().getLock("fenced-counter-lost");
+		long highest = 0;
+		for (int i = 0; i < 51; i++) {
+			lock.lock();
+			highest = Math.max(highest, lock.getFencingToken());
+			lock.unlock();
+		}
+		loseFencingCounter();
+		DistLock after = newClient().getLock("fenced-counter-lost");
+		await().atMost(Duration.ofSeconds(20)).pollInSameThread().ignoreExceptions().until(after::tryLock);
+		try {
+			assertThat(after.getFencingToken()).as("a resource that kept token %d must accept the next holder", highest)
+				.isGreaterThan(highest);
+		}
+		finally {
+			after.unlock();
+		}
 	}
 
 	@Test
