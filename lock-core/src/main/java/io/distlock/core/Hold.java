@@ -1,7 +1,9 @@
 package io.distlock.core;
 
 import java.lang.ref.WeakReference;
+import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.distlock.HoldInfo;
@@ -12,6 +14,9 @@ import io.distlock.LostHold;
  * the watchdog reads the rest.
  */
 final class Hold {
+
+	/** The least time a backend call about holds is given, even when their confirmed lease is (nearly) over. */
+	static final long MIN_WAIT_NANOS = Duration.ofMillis(100).toNanos();
 
 	final String name;
 
@@ -90,6 +95,22 @@ final class Hold {
 
 	boolean confirmedAt(long nanos) {
 		return nanos - this.confirmedUntilNanos < 0;
+	}
+
+	/**
+	 * How long a call that renews or releases these holds may wait for the backend: until the
+	 * earliest confirmed lease among them runs out (past that, the answer can only be that they are
+	 * gone, and their owners must be told now), at least {@link #MIN_WAIT_NANOS}.
+	 * @param holds the holds the call is about
+	 * @param now {@link System#nanoTime()} at the call
+	 * @return the wait
+	 */
+	static Duration waitWithin(List<Hold> holds, long now) {
+		long earliest = Long.MAX_VALUE;
+		for (Hold hold : holds) {
+			earliest = Math.min(earliest, hold.confirmedUntilNanos - now);
+		}
+		return Duration.ofNanos(Math.max(MIN_WAIT_NANOS, earliest));
 	}
 
 	boolean releasing() {

@@ -93,9 +93,11 @@ public interface LockBackend extends AutoCloseable {
 	 * re-sends commands after a reconnect recognise a copy of a release it already applied, so that
 	 * only a hold that is really gone is answered {@link Release#NOT_HELD}.
 	 * @param token the hold's fencing token, or {@link Acquisition#NO_TOKEN}
+	 * @param within how long the caller can wait for the answer; {@code null}: the backend's own
+	 * timeout. A backend that cannot bound its calls may take longer.
 	 * @return the outcome
 	 */
-	default Release release(String name, String owner, int heldCount, String holdId, long token) {
+	default Release release(String name, String owner, int heldCount, String holdId, long token, Duration within) {
 		return release(name, owner, heldCount, holdId);
 	}
 
@@ -107,6 +109,18 @@ public interface LockBackend extends AutoCloseable {
 	 * @return for each hold, in order, whether it was still held and is now renewed
 	 */
 	List<Boolean> renew(List<HoldRef> holds, Duration lease);
+
+	/**
+	 * Renews as {@link #renew(List, Duration)}, failing once {@code within} has passed without an
+	 * answer: the watchdog passes what is left of the shortest lease, so that a holder learns of a
+	 * loss when its lease runs out rather than at a connection-wide timeout. A backend that cannot
+	 * bound its calls may take longer.
+	 * @param within how long the caller can wait for the answer
+	 * @return for each hold, in order, whether it was still held and is now renewed
+	 */
+	default List<Boolean> renew(List<HoldRef> holds, Duration lease, Duration within) {
+		return renew(holds, lease);
+	}
 
 	/**
 	 * @param name the lock's name

@@ -43,6 +43,9 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 
 	private static final long UNSUBSCRIBED_MAX_SLEEP_NANOS = Duration.ofMillis(100).toNanos();
 
+	/** How long unlock() waits for the backend beyond the hold's confirmed lease. */
+	private static final Duration RELEASE_MIN_WAIT = Duration.ofSeconds(1);
+
 	/** Numbers this client's waiting attempts (with the owner id, a hand-off names exactly one). */
 	private final AtomicLong tickets = new AtomicLong();
 
@@ -557,7 +560,9 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 		}
 		Release result;
 		try {
-			result = this.backend.release(name, owner, held, hold.holdId, hold.token);
+			// Bounded by the lease: past it the hold is gone anyway, and the caller must not hang on a dead backend.
+			result = this.backend.release(name, owner, held, hold.holdId, hold.token,
+					Hold.waitWithin(List.of(hold), System.nanoTime()).plus(RELEASE_MIN_WAIT));
 		}
 		catch (RuntimeException ex) {
 			// Whether the release reached the backend is unknown. Renewing on would keep the lock
@@ -617,7 +622,7 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 	private void cleanUpLostHold(Hold hold) {
 		try {
 			// The hold may still exist if only the renewal failed (e.g. a network blip); free it for others.
-			this.backend.release(hold.name, hold.owner, 1, hold.holdId, hold.token);
+			this.backend.release(hold.name, hold.owner, 1, hold.holdId, hold.token, RELEASE_MIN_WAIT);
 		}
 		catch (RuntimeException ex) {
 			log.debug("Could not clean up lost hold of lock '{}' by {}", hold.name, hold.owner, ex);

@@ -99,7 +99,7 @@ final class Watchdog implements AutoCloseable {
 		List<LockBackend.HoldRef> refs = batch.stream().map(hold -> new LockBackend.HoldRef(hold.name, hold.owner)).toList();
 		List<Boolean> renewed;
 		try {
-			renewed = this.backend.renew(refs, this.lease);
+			renewed = this.backend.renew(refs, this.lease, Hold.waitWithin(batch, start));
 		}
 		catch (RuntimeException ex) {
 			List<String> named = batch.stream()
@@ -161,7 +161,9 @@ final class Watchdog implements AutoCloseable {
 				}
 				long start = System.nanoTime();
 				try {
-					boolean extended = this.backend.renew(List.of(new LockBackend.HoldRef(hold.name, hold.owner)), lease).get(0);
+					boolean extended = this.backend
+						.renew(List.of(new LockBackend.HoldRef(hold.name, hold.owner)), lease, Hold.waitWithin(List.of(hold), start))
+						.get(0);
 					if (extended) {
 						hold.confirmedUntil(start + lease.toNanos());
 					}

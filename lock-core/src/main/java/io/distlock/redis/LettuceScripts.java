@@ -99,13 +99,29 @@ final class LettuceScripts {
 	 * @throws RuntimeException Lettuce's, as the template would before translating them
 	 */
 	<T> T call(RedisScript<?> script, ScriptOutputType type, List<String> keys, String... args) {
+		return call(script, type, keys, null, args);
+	}
+
+	/**
+	 * Runs the script and waits for its reply, at most {@code within} (and never longer than the
+	 * command timeout): for callers whose answer is worthless after a point, such as a renewal once
+	 * the lease it would extend has run out.
+	 * @param within how long to wait at most; {@code null}: the command timeout
+	 * @throws RuntimeException Lettuce's, as the template would before translating them
+	 */
+	<T> T call(RedisScript<?> script, ScriptOutputType type, List<String> keys, Duration within, String... args) {
 		RedisClusterAsyncCommands<byte[], byte[]> connection = connection();
+		long waitNanos = TimeUnit.MILLISECONDS.toNanos(this.commandTimeoutMillis);
+		if (within != null) {
+			waitNanos = Math.max(1, Math.min(waitNanos, within.toNanos()));
+		}
+		long deadline = System.nanoTime() + waitNanos;
 		byte[][] keyBytes = bytes(keys.toArray(String[]::new));
 		byte[][] argBytes = bytes(args);
 		Future<T> reply = connection.evalsha(script.getSha1(), type, keyBytes, argBytes);
 		try {
 			try {
-				return reply.get(this.commandTimeoutMillis, TimeUnit.MILLISECONDS);
+				return reply.get(waitNanos, TimeUnit.NANOSECONDS);
 			}
 			catch (ExecutionException ex) {
 				if (!noScript(ex.getCause())) {
@@ -113,7 +129,7 @@ final class LettuceScripts {
 				}
 				reply = connection.eval(script.getScriptAsString().getBytes(StandardCharsets.UTF_8), type, keyBytes,
 						argBytes);
-				return reply.get(this.commandTimeoutMillis, TimeUnit.MILLISECONDS);
+				return reply.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
 			}
 		}
 		// Never cancel the reply: a cancelled command that was not yet written is dropped, and one that
@@ -124,8 +140,8 @@ final class LettuceScripts {
 			throw new RedisCommandInterruptedException(ex);
 		}
 		catch (TimeoutException ex) {
-			throw new RedisCommandTimeoutException("Redis did not answer within " + this.commandTimeoutMillis + " ms ("
-					+ this.description + ")");
+			throw new RedisCommandTimeoutException("Redis did not answer within "
+					+ TimeUnit.NANOSECONDS.toMillis(waitNanos) + " ms (" + this.description + ")");
 		}
 		catch (ExecutionException ex) {
 			Throwable cause = ex.getCause();

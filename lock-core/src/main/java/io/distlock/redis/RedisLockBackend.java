@@ -6,12 +6,16 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 
+import io.lettuce.core.RedisCommandInterruptedException;
+import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.ScriptOutputType;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -45,10 +49,10 @@ public final class RedisLockBackend implements LockBackend {
 	private final LettuceScripts direct;
 
 	/**
-	 * Leaves queues where scripts go through the template, whose calls block: a caller past its
-	 * deadline must not wait for Redis to confirm.
+	 * Leaves queues and renews where scripts go through the template, whose calls block: a caller
+	 * past its deadline must not wait for Redis to confirm.
 	 */
-	private final ExecutorService housekeeping = Executors.newSingleThreadExecutor(runnable -> {
+	private final ExecutorService housekeeping = Executors.newCachedThreadPool(runnable -> {
 		Thread thread = new Thread(runnable, "distlock-housekeeping");
 		thread.setDaemon(true);
 		return thread;
@@ -125,12 +129,21 @@ public final class RedisLockBackend implements LockBackend {
 	 * wrapper, serializers and translation cost about as much client time as the call itself), else
 	 * through the template.
 	 */
-	@SuppressWarnings("unchecked")
 	private <T> T eval(RedisScript<?> script, ScriptOutputType type, List<String> keys, String... args) {
+		return eval(script, type, keys, null, args);
+	}
+
+	/**
+	 * {@link #eval(RedisScript, ScriptOutputType, List, String...)}, waiting at most {@code within}
+	 * on the shared Lettuce connection; through the template, the connection's command timeout bounds it.
+	 */
+	@SuppressWarnings("unchecked")
+	private <T> T eval(RedisScript<?> script, ScriptOutputType type, List<String> keys, Duration within,
+			String... args) {
 		if (!this.direct.ready() && !this.direct.prepareOnce()) {
 			return (T) this.redis.execute(script, keys, (Object[]) args);
 		}
-		return this.direct.call(script, type, keys, args);
+		return this.direct.call(script, type, keys, within, args);
 	}
 
 	private static String describe(RedisConnectionFactory connectionFactory) {
@@ -220,7 +233,7 @@ public final class RedisLockBackend implements LockBackend {
 	 */
 	@Override
 	public Release release(String name, String owner, int heldCount, String holdId) {
-		return release(name, owner, heldCount, holdId, Acquisition.NO_TOKEN);
+		return release(name, owner, heldCount, holdId, Acquisition.NO_TOKEN, null);
 	}
 
 	/**
@@ -229,8 +242,8 @@ public final class RedisLockBackend implements LockBackend {
 	 * {@link Release#NOT_HELD} (see {@code release.lua}'s release marker).
 	 */
 	@Override
-	public Release release(String name, String owner, int heldCount, String holdId, long token) {
-		Long reply = eval(LockScripts.RELEASE, ScriptOutputType.INTEGER, this.keys.releaseKeys(name), owner,
+	public Release release(String name, String owner, int heldCount, String holdId, long token, Duration within) {
+		Long reply = eval(LockScripts.RELEASE, ScriptOutputType.INTEGER, this.keys.releaseKeys(name), within, owner,
 				String.valueOf(heldCount), this.keys.releaseChannel(name), "", (holdId != null) ? holdId : "",
 				HAND_OFF_LEASE, (token != Acquisition.NO_TOKEN) ? String.valueOf(token) : "");
 		return release(reply, name);
@@ -283,8 +296,54 @@ public final class RedisLockBackend implements LockBackend {
 
 	@Override
 	public List<Boolean> renew(List<HoldRef> holds, Duration lease) {
+		return renew(holds, lease, null);
+	}
+
+	/**
+	 * Renews as {@link #renew(List, Duration)}, giving up after {@code within}: a renewal that would
+	 * land after the lease it extends has run out is worth nothing, and the holder must learn of the
+	 * loss then, not at the connection's command timeout. Through the template (a Cluster, a pool) the
+	 * calls run on a housekeeping thread, which goes on waiting for them in the background.
+	 */
+	@Override
+	public List<Boolean> renew(List<HoldRef> holds, Duration lease, Duration within) {
+		if (within != null && !this.keys.cluster() && (this.direct.ready() || this.direct.prepareOnce())) {
+			return renewInOneScript(holds, lease, within);
+		}
+		if (within == null) {
+			return renewPerSlot(holds, lease);
+		}
+		CompletableFuture<List<Boolean>> renewal = new CompletableFuture<>();
+		try {
+			this.housekeeping.execute(() -> {
+				try {
+					renewal.complete(renewPerSlot(holds, lease));
+				}
+				catch (RuntimeException ex) {
+					renewal.completeExceptionally(ex);
+				}
+			});
+			return renewal.get(within.toNanos(), TimeUnit.NANOSECONDS);
+		}
+		catch (TimeoutException ex) {
+			throw new RedisCommandTimeoutException("Redis (" + this.description + ") did not confirm the renewal of "
+					+ holds.size() + " lock(s) within " + within.toMillis() + " ms");
+		}
+		catch (ExecutionException ex) {
+			throw (ex.getCause() instanceof RuntimeException runtime) ? runtime : new IllegalStateException(ex.getCause());
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new RedisCommandInterruptedException(ex);
+		}
+		catch (RejectedExecutionException ex) {
+			throw new IllegalStateException("Lock backend for " + this.description + " is closed", ex);
+		}
+	}
+
+	private List<Boolean> renewPerSlot(List<HoldRef> holds, Duration lease) {
 		if (!this.keys.cluster()) {
-			return renewInOneScript(holds, lease);
+			return renewInOneScript(holds, lease, null);
 		}
 		// A script may only touch keys of one slot: one call per slot.
 		Map<Integer, List<Integer>> bySlot = new LinkedHashMap<>();
@@ -293,7 +352,7 @@ public final class RedisLockBackend implements LockBackend {
 		}
 		Boolean[] renewed = new Boolean[holds.size()];
 		for (List<Integer> indexes : bySlot.values()) {
-			List<Boolean> slotResult = renewInOneScript(indexes.stream().map(holds::get).toList(), lease);
+			List<Boolean> slotResult = renewInOneScript(indexes.stream().map(holds::get).toList(), lease, null);
 			for (int j = 0; j < indexes.size(); j++) {
 				renewed[indexes.get(j)] = slotResult.get(j);
 			}
@@ -301,15 +360,16 @@ public final class RedisLockBackend implements LockBackend {
 		return List.of(renewed);
 	}
 
-	private List<Boolean> renewInOneScript(List<HoldRef> holds, Duration lease) {
+	private List<Boolean> renewInOneScript(List<HoldRef> holds, Duration lease, Duration within) {
 		List<String> lockKeys = new ArrayList<>(holds.size());
-		Object[] args = new Object[holds.size() + 1];
+		String[] args = new String[holds.size() + 1];
 		args[0] = String.valueOf(lease.toMillis());
 		for (int i = 0; i < holds.size(); i++) {
 			lockKeys.add(this.keys.lock(holds.get(i).name()));
 			args[i + 1] = holds.get(i).owner();
 		}
-		List<?> reply = this.redis.execute(LockScripts.RENEW, lockKeys, args);
+		List<?> reply = (within != null) ? eval(LockScripts.RENEW, ScriptOutputType.MULTI, lockKeys, within, args)
+				: this.redis.execute(LockScripts.RENEW, lockKeys, (Object[]) args);
 		List<Boolean> renewed = new ArrayList<>(holds.size());
 		for (int i = 0; i < holds.size(); i++) {
 			renewed.add(number(reply, i, holds.get(i).name()) == 1);

@@ -33,8 +33,16 @@ final class RedisTestClients implements AutoCloseable {
 	private final List<AutoCloseable> opened = new ArrayList<>();
 
 	RedisTestClients(RedisServerProcess server) {
+		this(server, Duration.ofSeconds(5));
+	}
+
+	/**
+	 * @param server the server
+	 * @param commandTimeout Lettuce's command timeout for every client (Spring Boot's default: 60 s)
+	 */
+	RedisTestClients(RedisServerProcess server, Duration commandTimeout) {
 		this.configuration = () -> new RedisStandaloneConfiguration(server.host(), server.port());
-		this.clientConfiguration = LettuceClientConfiguration.builder().commandTimeout(Duration.ofSeconds(5)).build();
+		this.clientConfiguration = LettuceClientConfiguration.builder().commandTimeout(commandTimeout).build();
 	}
 
 	RedisTestClients(RedisClusterProcess cluster) {
