@@ -17,8 +17,13 @@ import io.distlock.LockListener;
  * @param watchdogTimeout the lease of locks taken without one, renewed every third of it
  * @param listeners told about lost holds
  * @param clock the wall clock for the timestamps in events and snapshots
+ * @param restartGrace how long a lock server that lost its data (a restart without persistence,
+ * {@code FLUSHALL}, a failover to a replica that missed writes) refuses new holders, so that the
+ * holders it forgot can learn of their loss first; {@link Duration#ZERO}: not at all. Backends that
+ * can tell a loss (Redis, Redlock's nodes) honour it.
  */
-public record LockEngineOptions(String clientId, Duration watchdogTimeout, List<LockListener> listeners, Clock clock) {
+public record LockEngineOptions(String clientId, Duration watchdogTimeout, List<LockListener> listeners, Clock clock,
+		Duration restartGrace) {
 
 	/** The watchdog lease when none is configured, as in Redisson. */
 	public static final Duration DEFAULT_WATCHDOG_TIMEOUT = Duration.ofSeconds(30);
@@ -41,6 +46,10 @@ public record LockEngineOptions(String clientId, Duration watchdogTimeout, List<
 		}
 		listeners = List.copyOf(listeners);
 		Objects.requireNonNull(clock, "clock");
+		Objects.requireNonNull(restartGrace, "restartGrace");
+		if (restartGrace.isNegative()) {
+			throw new IllegalArgumentException("restartGrace must not be negative but was " + restartGrace);
+		}
 	}
 
 	private static int firstNotAllowed(String clientId) {
@@ -73,6 +82,8 @@ public record LockEngineOptions(String clientId, Duration watchdogTimeout, List<
 		private final List<LockListener> listeners = new ArrayList<>();
 
 		private Clock clock = Clock.systemUTC();
+
+		private Duration restartGrace = Duration.ZERO;
 
 		private Builder() {
 		}
@@ -113,9 +124,20 @@ public record LockEngineOptions(String clientId, Duration watchdogTimeout, List<
 			return this;
 		}
 
+		/**
+		 * @param restartGrace how long a server that lost its data refuses new holders; zero (the
+		 * default here; Spring Boot's default is the watchdog timeout): not at all
+		 * @return this builder
+		 */
+		public Builder restartGrace(Duration restartGrace) {
+			this.restartGrace = restartGrace;
+			return this;
+		}
+
 		/** @return the options */
 		public LockEngineOptions build() {
-			return new LockEngineOptions(this.clientId, this.watchdogTimeout, this.listeners, this.clock);
+			return new LockEngineOptions(this.clientId, this.watchdogTimeout, this.listeners, this.clock,
+					this.restartGrace);
 		}
 
 	}

@@ -39,6 +39,9 @@ public final class RedisLockBackend implements LockBackend {
 
 	private final String description;
 
+	/** The restart grace in ms, as acquire.lua takes it. */
+	private final String restartGrace;
+
 	/** At most how long a hold handed to a queued owner lasts before that owner extends it. */
 	private static final String HAND_OFF_LEASE = String.valueOf(QUEUE_PLACE.toMillis());
 
@@ -63,6 +66,17 @@ public final class RedisLockBackend implements LockBackend {
 	 * @param keyPrefix the namespace of all keys and channels, e.g. {@code distlock}
 	 */
 	public RedisLockBackend(RedisConnectionFactory connectionFactory, String keyPrefix) {
+		this(connectionFactory, keyPrefix, Duration.ZERO);
+	}
+
+	/**
+	 * @param connectionFactory the application's Redis connection factory; not closed by this backend
+	 * @param keyPrefix the namespace of all keys and channels, e.g. {@code distlock}
+	 * @param restartGrace how long a server found to have lost its data (its fencing counter is gone)
+	 * refuses new first acquisitions; zero: not at all (see {@code acquire.lua})
+	 */
+	public RedisLockBackend(RedisConnectionFactory connectionFactory, String keyPrefix, Duration restartGrace) {
+		this.restartGrace = String.valueOf(restartGrace.toMillis());
 		this.keys = new RedisKeys(keyPrefix, isCluster(connectionFactory));
 		this.redis = new StringRedisTemplate(connectionFactory);
 		// Otherwise every script call wraps the connection in a close-suppressing JDK proxy.
@@ -97,7 +111,7 @@ public final class RedisLockBackend implements LockBackend {
 			String attemptId) {
 		String attempt = (attemptId != null) ? attemptId : "";
 		return this.direct.<List<?>>callAsync(LockScripts.ACQUIRE, ScriptOutputType.MULTI, this.keys.scriptKeys(name),
-				owner, String.valueOf(lease.toMillis()), String.valueOf(heldCount), attempt, "0", "")
+				owner, String.valueOf(lease.toMillis()), String.valueOf(heldCount), attempt, "0", "", this.restartGrace)
 			.thenApply(reply -> acquisition(reply, name, lease, attempt));
 	}
 
@@ -205,7 +219,7 @@ public final class RedisLockBackend implements LockBackend {
 			Duration queueFor, String ticket) {
 		List<?> reply = eval(LockScripts.ACQUIRE, ScriptOutputType.MULTI, this.keys.scriptKeys(name), owner,
 				String.valueOf(lease.toMillis()), String.valueOf(heldCount), (attemptId != null) ? attemptId : "",
-				String.valueOf(queueFor.toMillis()), (ticket != null) ? ticket : "");
+				String.valueOf(queueFor.toMillis()), (ticket != null) ? ticket : "", this.restartGrace);
 		return acquisition(reply, name, lease, attemptId);
 	}
 

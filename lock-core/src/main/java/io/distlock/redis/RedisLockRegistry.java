@@ -34,7 +34,7 @@ public class RedisLockRegistry extends LockEngine {
 	 * @param options the engine's settings
 	 */
 	public RedisLockRegistry(RedisConnectionFactory connectionFactory, String keyPrefix, LockEngineOptions options) {
-		super(new RedisLockBackend(connectionFactory, keyPrefix), options);
+		super(new RedisLockBackend(connectionFactory, keyPrefix, options.restartGrace()), options);
 	}
 
 }

@@ -30,7 +30,8 @@ public class RedlockLockRegistry extends LockEngine {
 
 	private RedlockLockRegistry(List<? extends RedisConnectionFactory> nodes, String keyPrefix, RedlockSettings settings,
 			LockEngineOptions options, List<? extends RedisConnectionFactory> owned) {
-		super(new RedlockBackend(nodes.stream().map(node -> new RedisLockBackend(node, keyPrefix)).toList(), settings),
+		super(new RedlockBackend(
+				nodes.stream().map(node -> new RedisLockBackend(node, keyPrefix, options.restartGrace())).toList(), settings),
 				options);
 		this.ownedFactories = owned;
 	}

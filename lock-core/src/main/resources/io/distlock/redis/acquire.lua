@@ -12,8 +12,10 @@
 -- ARGV[6]  the attempt's ticket, named in the hand-off message so that only that attempt (not a
 --          later one of the same thread) takes a hand-off announced late; kept in field ':ticket'
 --          of a hold it takes, so that only this attempt's leaving can give that hold back
+-- ARGV[7]  the restart grace in ms (see nextToken); 0 = none
 -- Returns  {1, token} acquired or re-entered (also: release.lua handed the lock to this owner);
---          {0, ms} not acquired, worth retrying after at most ms; {-1, 0} the owner believed it held
+--          {0, ms} not acquired (taken, or the server serves its restart grace), worth retrying
+--          after at most ms; {-1, 0} the owner believed it held
 --          the lock but its hold is gone (lost).
 -- The count is set to ARGV[3] + 1, not incremented, so a copy of this call re-sent after a
 -- reconnect leaves the count as one call would.
@@ -24,11 +26,30 @@ local queueFor = tonumber(ARGV[5])
 -- The next fencing token: one more than the last, and never below the server clock in microseconds,
 -- so that a counter lost with the data (a restart without persistence, FLUSHALL, a failover to a
 -- replica that missed it) restarts above every token handed out before, as long as the server's
--- clock does not step back. Twin of the same function in release.lua.
+-- clock does not step back. A missing counter is also how a server that lost its data is recognised:
+-- with a restart grace (ARGV[7] ms) the counter holds 'grace:<until ms>' instead, and no new holder is
+-- let in until then, so that holders the server forgot learn of their loss first (their renewals
+-- find nothing). Returns the token and its text, or nil and the ms left of the grace. release.lua
+-- has a twin that never starts a grace.
 local function nextToken()
   local t = redis.call('time')
   local clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  local token = math.max(tonumber(redis.call('get', KEYS[2]) or '0') + 1, clock)
+  local last = redis.call('get', KEYS[2])
+  if not last then
+    local grace = tonumber(ARGV[7])
+    if grace > 0 then
+      redis.call('set', KEYS[2], 'grace:' .. string.format('%.0f', math.floor(clock / 1000) + grace))
+      return nil, grace
+    end
+    last = '0'
+  elseif string.sub(last, 1, 6) == 'grace:' then
+    local left = tonumber(string.sub(last, 7)) - math.floor(clock / 1000)
+    if left > 0 then
+      return nil, left
+    end
+    last = '0'
+  end
+  local token = math.max(tonumber(last) + 1, clock)
   -- Formatted, not tostring(): Lua would write a 16-digit number in exponent notation.
   local text = string.format('%.0f', token)
   redis.call('set', KEYS[2], text)
@@ -87,11 +108,16 @@ if redis.call('exists', KEYS[1]) == 0 then
     enqueue(t)
     return {0, math.max(headDeadline - t, 1)}
   end
+  local token, text = nextToken()
+  if not token then
+    -- The server is serving its restart grace: wait in line.
+    enqueue(t > 0 and t or now())
+    return {0, text}
+  end
   if head == owner then
     redis.call('lpop', KEYS[3])
     redis.call('hdel', KEYS[4], owner)
   end
-  local token, text = nextToken()
   if ARGV[6] ~= '' then
     redis.call('hset', KEYS[1], owner, 1, ':token', text, ':ticket', ARGV[6])
   else

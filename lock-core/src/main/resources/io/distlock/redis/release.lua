@@ -27,17 +27,19 @@
 -- Messages 'grant <token> <owner id> <ticket>' when handed on, 'released' when freed.
 -- The count is set to ARGV[2] - 1, not decremented, so a copy re-sent after a reconnect cannot
 -- release a reentrant hold of 2 down to 0.
--- The next fencing token: one more than the last, and never below the server clock in microseconds,
--- so that a counter lost with the data (a restart without persistence, FLUSHALL, a failover to a
--- replica that missed it) restarts above every token handed out before, as long as the server's
--- clock does not step back. Twin of the same function in acquire.lua.
+-- The next fencing token: one more than the last, and never below the server clock in microseconds
+-- (see acquire.lua's twin). A counter that is missing or marks a restart grace is left as it is: a
+-- hand-off passes on a hold that survived, and must neither start a grace nor end one.
 local function nextToken()
   local t = redis.call('time')
   local clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  local token = math.max(tonumber(redis.call('get', KEYS[2]) or '0') + 1, clock)
+  local last = tonumber(redis.call('get', KEYS[2]) or '')
+  local token = math.max((last or 0) + 1, clock)
   -- Formatted, not tostring(): Lua would write a 16-digit number in exponent notation.
   local text = string.format('%.0f', token)
-  redis.call('set', KEYS[2], text)
+  if last then
+    redis.call('set', KEYS[2], text)
+  end
   return token, text
 end
 

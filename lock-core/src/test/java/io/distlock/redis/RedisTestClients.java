@@ -66,7 +66,10 @@ final class RedisTestClients implements AutoCloseable {
 	}
 
 	RedisLockRegistry registry(Duration watchdogTimeout, LockListener... listeners) {
-		LockEngineOptions.Builder options = LockEngineOptions.builder().watchdogTimeout(watchdogTimeout);
+		return registry(LockEngineOptions.builder().watchdogTimeout(watchdogTimeout), listeners);
+	}
+
+	RedisLockRegistry registry(LockEngineOptions.Builder options, LockListener... listeners) {
 		for (LockListener listener : listeners) {
 			options.listener(listener);
 		}
