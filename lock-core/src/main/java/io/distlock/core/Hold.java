@@ -46,8 +46,19 @@ final class Hold {
 	/** Until when (System.nanoTime) the backend is known to keep the hold without renewal. */
 	private volatile long confirmedUntilNanos;
 
-	/** Set while the last release is in flight, so that the watchdog does not call it lost. */
-	private volatile boolean releasing;
+	/**
+	 * What ends the hold first: its owner's last release (the watchdog then leaves it alone) or the
+	 * watchdog's finding that its explicit lease ran out (the owner then learns it was lost).
+	 */
+	private final AtomicReference<Ending> ending = new AtomicReference<>();
+
+	/** The two ways a hold ends while its owner may still act on it. */
+	enum Ending {
+		/** The owner's last release is in flight. */
+		RELEASING,
+		/** Its explicit lease ran out before its owner released it. */
+		EXPIRED
+	}
 
 	private final AtomicReference<LostHold> lost = new AtomicReference<>();
 
@@ -114,11 +125,15 @@ final class Hold {
 	}
 
 	boolean releasing() {
-		return this.releasing;
+		return this.ending.get() == Ending.RELEASING;
 	}
 
-	void releasing(boolean releasing) {
-		this.releasing = releasing;
+	/**
+	 * @param how how the hold ends
+	 * @return whether it ends so; false if it already ended the other way
+	 */
+	boolean end(Ending how) {
+		return this.ending.compareAndSet(null, how) || this.ending.get() == how;
 	}
 
 	/**

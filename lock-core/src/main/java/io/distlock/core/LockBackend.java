@@ -181,7 +181,8 @@ public interface LockBackend extends AutoCloseable {
 	/**
 	 * The outcome of {@link #acquire}.
 	 * @param status what happened
-	 * @param token the fencing token when acquired, or {@link #NO_TOKEN} if the backend offers none
+	 * @param token the fencing token when acquired, or {@link #NO_TOKEN} if the backend offers none;
+	 * when held by another, the last token handed out then (see {@link #heldByOther(Duration, long)})
 	 * @param ttl the other holder's remaining lease when {@link Status#HELD_BY_OTHER}
 	 * @param validity when acquired, how long from the start of the call the hold is guaranteed
 	 * (the lease, less what the backend must allow for elapsed time and clock drift)
@@ -227,7 +228,18 @@ public interface LockBackend extends AutoCloseable {
 		 * @return a held-by-other outcome
 		 */
 		public static Acquisition heldByOther(Duration ttl) {
-			return new Acquisition(Status.HELD_BY_OTHER, 0, ttl, Duration.ZERO, null);
+			return heldByOther(ttl, 0);
+		}
+
+		/**
+		 * @param ttl the holder's remaining lease
+		 * @param lastToken the last fencing token the backend had handed out when it refused (0 if
+		 * unknown): a hand-off to the refused owner whose token is not above it was made before the
+		 * refusal and has lapsed since
+		 * @return a held-by-other outcome, carrying {@code lastToken} as its {@link #token()}
+		 */
+		public static Acquisition heldByOther(Duration ttl, long lastToken) {
+			return new Acquisition(Status.HELD_BY_OTHER, lastToken, ttl, Duration.ZERO, null);
 		}
 
 		/** @return a lost outcome */

@@ -197,6 +197,15 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 			}
 			return acquireTimed(name, lease, wait, interruptible);
 		}
+		catch (RuntimeException ex) {
+			if (interruptible && Thread.interrupted()) {
+				// The caller's interrupt cut a backend call short (a deadline's is cleared by now).
+				InterruptedException interrupted = new InterruptedException("Interrupted while acquiring lock '" + name + "'");
+				interrupted.initCause(ex);
+				throw interrupted;
+			}
+			throw ex;
+		}
 		finally {
 			if (pendingInterrupt) {
 				Thread.currentThread().interrupt();
@@ -295,6 +304,11 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 					if (!forever && deadline - now <= 0) {
 						// Too late for the caller, who may have moved on: given back by the clean-up.
 						return false;
+					}
+					if (token <= attempt.refusedToken) {
+						// Made before this attempt's last call, which found the lock someone else's: it
+						// lapsed while this thread could not run, and that call queued it again.
+						continue;
 					}
 					if (attempt.handOffStillFresh(now)) {
 						attempt.granted(token);
@@ -401,6 +415,12 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 		 */
 		long refusedAt;
 
+		/**
+		 * The last token the backend had handed out at that call: a hand-off with a token up to this
+		 * was made before it, so that call found the hand-off lapsed.
+		 */
+		long refusedToken;
+
 		Attempt(String name, String owner, Duration explicitLease, boolean uninterruptible) {
 			this.name = name;
 			this.owner = owner;
@@ -471,6 +491,7 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 				}
 				case HELD_BY_OTHER -> {
 					this.refusedAt = start;
+					this.refusedToken = result.token();
 					return result.ttl();
 				}
 				default -> throw new LockLostException(markLost(hold, "the backend no longer had the hold when its owner re-entered it"));
@@ -555,8 +576,11 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 			}
 			throw new LockLostException(lost);
 		}
-		if (held == 1) {
-			hold.releasing(true);
+		if (held == 1 && !hold.end(Hold.Ending.RELEASING)) {
+			// The watchdog found its explicit lease over a moment ago and reports it lost.
+			this.expired.remove(key, hold);
+			cleanUpLostHold(hold);
+			throw new LockLostException(markLost(hold, "its explicit lease ran out before unlock"));
 		}
 		Release result;
 		try {
@@ -660,7 +684,8 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 
 	private void expire(Hold hold) {
 		HoldKey key = new HoldKey(hold.name, hold.owner);
-		if (this.holds.remove(key, hold)) {
+		// Unless its owner is releasing it right now: then the release decides.
+		if (hold.end(Hold.Ending.EXPIRED) && this.holds.remove(key, hold)) {
 			markLost(hold, "its explicit lease ran out before unlock");
 			// Its owner's unlock() still learns of the loss.
 			this.expired.put(key, hold);

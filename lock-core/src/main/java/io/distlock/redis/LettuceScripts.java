@@ -99,17 +99,32 @@ final class LettuceScripts {
 	 * @throws RuntimeException Lettuce's, as the template would before translating them
 	 */
 	<T> T call(RedisScript<?> script, ScriptOutputType type, List<String> keys, String... args) {
-		return call(script, type, keys, null, args);
+		return call(script, type, keys, null, true, args);
 	}
 
 	/**
 	 * Runs the script and waits for its reply, at most {@code within} (and never longer than the
-	 * command timeout): for callers whose answer is worthless after a point, such as a renewal once
-	 * the lease it would extend has run out.
-	 * @param within how long to wait at most; {@code null}: the command timeout
+	 * command timeout), whatever interrupts arrive meanwhile (the flag is kept): for a release or a
+	 * renewal, which must not be abandoned half-way by an interrupt, and whose answer is worthless
+	 * after a point (a renewal once the lease it would extend has run out).
+	 * @param within how long to wait at most
 	 * @throws RuntimeException Lettuce's, as the template would before translating them
 	 */
-	<T> T call(RedisScript<?> script, ScriptOutputType type, List<String> keys, Duration within, String... args) {
+	<T> T callUninterruptibly(RedisScript<?> script, ScriptOutputType type, List<String> keys, Duration within,
+			String... args) {
+		boolean interrupted = Thread.interrupted();
+		try {
+			return call(script, type, keys, within, false, args);
+		}
+		finally {
+			if (interrupted || Thread.interrupted()) {
+				Thread.currentThread().interrupt();
+			}
+		}
+	}
+
+	private <T> T call(RedisScript<?> script, ScriptOutputType type, List<String> keys, Duration within,
+			boolean interruptible, String... args) {
 		RedisClusterAsyncCommands<byte[], byte[]> connection = connection();
 		long waitNanos = TimeUnit.MILLISECONDS.toNanos(this.commandTimeoutMillis);
 		if (within != null) {
@@ -121,7 +136,7 @@ final class LettuceScripts {
 		Future<T> reply = connection.evalsha(script.getSha1(), type, keyBytes, argBytes);
 		try {
 			try {
-				return reply.get(waitNanos, TimeUnit.NANOSECONDS);
+				return await(reply, deadline, interruptible);
 			}
 			catch (ExecutionException ex) {
 				if (!noScript(ex.getCause())) {
@@ -129,7 +144,7 @@ final class LettuceScripts {
 				}
 				reply = connection.eval(script.getScriptAsString().getBytes(StandardCharsets.UTF_8), type, keyBytes,
 						argBytes);
-				return reply.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+				return await(reply, deadline, interruptible);
 			}
 		}
 		// Never cancel the reply: a cancelled command that was not yet written is dropped, and one that
@@ -151,6 +166,33 @@ final class LettuceScripts {
 		catch (RuntimeException ex) {
 			forgetClosedConnection(ex);
 			throw ex;
+		}
+	}
+
+	/**
+	 * Waits until {@code deadline} ({@link System#nanoTime()}); when not {@code interruptible}, an
+	 * interrupt meanwhile is kept for the caller and the wait goes on.
+	 */
+	private static <T> T await(Future<T> reply, long deadline, boolean interruptible)
+			throws InterruptedException, ExecutionException, TimeoutException {
+		boolean interrupted = false;
+		try {
+			while (true) {
+				try {
+					return reply.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+				}
+				catch (InterruptedException ex) {
+					if (interruptible) {
+						throw ex;
+					}
+					interrupted = true;
+				}
+			}
+		}
+		finally {
+			if (interrupted) {
+				Thread.currentThread().interrupt();
+			}
 		}
 	}
 

@@ -9,7 +9,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
@@ -52,14 +55,19 @@ public final class RedisLockBackend implements LockBackend {
 	private final LettuceScripts direct;
 
 	/**
-	 * Leaves queues and renews where scripts go through the template, whose calls block: a caller
-	 * past its deadline must not wait for Redis to confirm.
+	 * Leaves queues where scripts go through the template, whose calls block: a caller past its
+	 * deadline must not wait for Redis to confirm. In an outage the backlog is bounded (a place left
+	 * behind lapses by itself); once the backend is closed, leaves run on the caller's thread.
 	 */
-	private final ExecutorService housekeeping = Executors.newCachedThreadPool(runnable -> {
-		Thread thread = new Thread(runnable, "distlock-housekeeping");
-		thread.setDaemon(true);
-		return thread;
-	});
+	private final ThreadPoolExecutor leaves = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS,
+			new LinkedBlockingQueue<>(1024), daemon("distlock-leave"), (task, executor) -> {
+				if (executor.isShutdown()) {
+					task.run();
+				}
+			});
+
+	/** Renews where scripts go through the template: the watchdog waits only as long as the lease allows. */
+	private final ExecutorService renewals = Executors.newCachedThreadPool(daemon("distlock-renewal"));
 
 	/**
 	 * @param connectionFactory the application's Redis connection factory; not closed by this backend
@@ -157,7 +165,8 @@ public final class RedisLockBackend implements LockBackend {
 		if (!this.direct.ready() && !this.direct.prepareOnce()) {
 			return (T) this.redis.execute(script, keys, (Object[]) args);
 		}
-		return this.direct.call(script, type, keys, within, args);
+		return (within != null) ? this.direct.callUninterruptibly(script, type, keys, within, args)
+				: this.direct.call(script, type, keys, args);
 	}
 
 	private static String describe(RedisConnectionFactory connectionFactory) {
@@ -230,7 +239,7 @@ public final class RedisLockBackend implements LockBackend {
 			return Acquisition.acquired(value, lease, attemptId);
 		}
 		if (status == 0) {
-			return Acquisition.heldByOther(Duration.ofMillis(value));
+			return Acquisition.heldByOther(Duration.ofMillis(value), (reply.size() > 2) ? number(reply, 2, name) : 0);
 		}
 		return Acquisition.lost();
 	}
@@ -286,13 +295,8 @@ public final class RedisLockBackend implements LockBackend {
 					LEAVE_REPLY_WAIT, owner, "0", this.keys.releaseChannel(name), mode, "", HAND_OFF_LEASE, ticket);
 			return;
 		}
-		try {
-			this.housekeeping.execute(() -> this.redis.execute(LockScripts.RELEASE, this.keys.releaseKeys(name), owner, "0",
-					this.keys.releaseChannel(name), mode, "", HAND_OFF_LEASE, ticket));
-		}
-		catch (RejectedExecutionException closed) {
-			// Closed: the place lapses by itself, a hold handed over after its provisional lease.
-		}
+		this.leaves.execute(() -> this.redis.execute(LockScripts.RELEASE, this.keys.releaseKeys(name), owner, "0",
+				this.keys.releaseChannel(name), mode, "", HAND_OFF_LEASE, ticket));
 	}
 
 	/**
@@ -317,7 +321,7 @@ public final class RedisLockBackend implements LockBackend {
 	 * Renews as {@link #renew(List, Duration)}, giving up after {@code within}: a renewal that would
 	 * land after the lease it extends has run out is worth nothing, and the holder must learn of the
 	 * loss then, not at the connection's command timeout. Through the template (a Cluster, a pool) the
-	 * calls run on a housekeeping thread, which goes on waiting for them in the background.
+	 * calls run on a renewal thread, which goes on waiting for them in the background.
 	 */
 	@Override
 	public List<Boolean> renew(List<HoldRef> holds, Duration lease, Duration within) {
@@ -329,7 +333,7 @@ public final class RedisLockBackend implements LockBackend {
 		}
 		CompletableFuture<List<Boolean>> renewal = new CompletableFuture<>();
 		try {
-			this.housekeeping.execute(() -> {
+			this.renewals.execute(() -> {
 				try {
 					renewal.complete(renewPerSlot(holds, lease));
 				}
@@ -414,8 +418,17 @@ public final class RedisLockBackend implements LockBackend {
 	@Override
 	public void close() {
 		this.subscriber.close();
-		// Queued leaves still go out; the executor's thread ends when they are done.
-		this.housekeeping.shutdown();
+		// Queued leaves still go out; the threads end when they are done.
+		this.leaves.shutdown();
+		this.renewals.shutdown();
+	}
+
+	private static ThreadFactory daemon(String name) {
+		return runnable -> {
+			Thread thread = new Thread(runnable, name);
+			thread.setDaemon(true);
+			return thread;
+		};
 	}
 
 	private static boolean isCluster(RedisConnectionFactory connectionFactory) {

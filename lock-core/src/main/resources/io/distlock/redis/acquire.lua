@@ -14,8 +14,9 @@
 --          of a hold it takes, so that only this attempt's leaving can give that hold back
 -- ARGV[7]  the restart grace in ms (see nextToken); 0 = none
 -- Returns  {1, token} acquired or re-entered (also: release.lua handed the lock to this owner);
---          {0, ms} not acquired (taken, or the server serves its restart grace), worth retrying
---          after at most ms; {-1, 0} the owner believed it held
+--          {0, ms, last token} not acquired (taken, or the server serves its restart grace), worth
+--          retrying after at most ms; a hand-off to this owner with a token up to 'last token' was
+--          made before this call, and has lapsed since; {-1, 0} the owner believed it held
 --          the lock but its hold is gone (lost).
 -- The count is set to ARGV[3] + 1, not incremented, so a copy of this call re-sent after a
 -- reconnect leaves the count as one call would.
@@ -59,6 +60,13 @@ end
 local function now()
   local t = redis.call('time')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- The last token handed out, 0 during a restart grace: a refusal carries it, so that the waiter can
+-- tell a hand-off made before this refusal (stale: the lock has been someone else's since) from one
+-- made after it.
+local function lastToken()
+  return tonumber(redis.call('get', KEYS[2]) or '0') or 0
 end
 
 -- The first queued owner whose entry has not lapsed; lapsed heads (crashed or gone waiters) are dropped.
@@ -106,13 +114,13 @@ if redis.call('exists', KEYS[1]) == 0 then
   if head ~= nil and head ~= owner then
     -- Free, but an earlier waiter is about to take it (the holder's lease ran out unreleased).
     enqueue(t)
-    return {0, math.max(headDeadline - t, 1)}
+    return {0, math.max(headDeadline - t, 1), lastToken()}
   end
   local token, text = nextToken()
   if not token then
     -- The server is serving its restart grace: wait in line.
     enqueue(t > 0 and t or now())
-    return {0, text}
+    return {0, text, 0}
   end
   if head == owner then
     redis.call('lpop', KEYS[3])
@@ -149,4 +157,4 @@ end
 if queueFor > 0 then
   enqueue(now())
 end
-return {0, redis.call('pttl', KEYS[1])}
+return {0, redis.call('pttl', KEYS[1]), lastToken()}

@@ -6,7 +6,8 @@
 -- KEYS[2]  the fencing counter: the last token handed out
 -- KEYS[3]  the wait queue: a list of owner ids in arrival order
 -- KEYS[4]  the queue's entries: owner id -> '<deadline ms>:<lease ms>:<ticket>' (deadline in Redis time)
--- KEYS[5]  the release marker: '<owner id>/<hold id>' of the last hold released, for 5 s
+-- KEYS[5]  the release markers: a hash owner id -> the hold id it last released, kept 15 s after
+--          the latest release of the lock
 -- ARGV[1]  owner id
 -- ARGV[2]  the hold count the owner has before this release
 -- ARGV[3]  the channel on which waiters listen for this lock
@@ -65,16 +66,18 @@ else
   local holdId = (ARGV[5] ~= '') and ARGV[5] or ARGV[7]
   if redis.call('hexists', KEYS[1], owner) == 0
       or (ARGV[5] ~= '' and redis.call('hget', KEYS[1], ':attempt') ~= ARGV[5]) then
-    if redis.call('get', KEYS[5]) == owner .. '/' .. holdId then
+    if redis.call('hget', KEYS[5], owner) == holdId then
       return 3
     end
     return -1
   end
   remaining = tonumber(ARGV[2]) - 1
   if remaining <= 0 then
-    -- Lettuce re-sends commands that were unanswered when a connection dropped; the copy must find
-    -- this mark rather than report the hold lost.
-    redis.call('set', KEYS[5], owner .. '/' .. holdId, 'px', 5000)
+    -- Lettuce re-sends commands that were unanswered when a connection dropped, after it reconnects;
+    -- the copy must find this mark rather than report the hold lost. One field per owner: releases
+    -- of other owners in the meantime (a hand-off under contention) must not wipe it.
+    redis.call('hset', KEYS[5], owner, holdId)
+    redis.call('pexpire', KEYS[5], 15000)
   end
 end
 if remaining > 0 then

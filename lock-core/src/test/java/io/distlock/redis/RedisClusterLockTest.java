@@ -119,8 +119,8 @@ class RedisClusterLockTest {
 		}
 		assertThat(registry.heldLocks()).isEmpty();
 		assertThat(countKeys("distlock:{spread:*}")).isZero();
-		// Once the release markers lapse (5 s), only fencing counters are left.
-		await().atMost(Duration.ofSeconds(20))
+		// Once the release markers lapse (15 s), only fencing counters are left.
+		await().atMost(Duration.ofSeconds(45))
 			.until(() -> keysPerMaster().stream().mapToLong(Long::longValue).sum() == countKeys("distlock:fencing:*"));
 	}
 

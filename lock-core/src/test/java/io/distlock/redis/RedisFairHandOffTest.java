@@ -219,7 +219,7 @@ class RedisFairHandOffTest {
 		assertThat(this.redis.hasKey("distlock:{closing}")).as("freed, not handed to the closed client").isFalse();
 	}
 
-	/** The lock's keys but its release marker, which lapses by itself after 5 s. */
+	/** The lock's keys but its release marker, which lapses by itself after 15 s. */
 	private Set<String> lockState(String name) {
 		Set<String> keys = new TreeSet<>(this.redis.keys("distlock:{" + name + "}*"));
 		keys.remove("distlock:{" + name + "}:released-hold");

@@ -154,9 +154,9 @@ class RedisLockRegistryTest {
 			lastToken = lock.getFencingToken();
 			lock.unlock();
 		}
-		// Only the fencing counter remains in Redis once the release markers lapse (5 s), and no
+		// Only the fencing counter remains in Redis once the release markers lapse (15 s), and no
 		// per-name state in the client.
-		await().atMost(Duration.ofSeconds(20))
+		await().atMost(Duration.ofSeconds(45))
 			.until(() -> this.redis.execute((RedisCallback<Long>) connection -> connection.serverCommands().dbSize()),
 					size -> size == 1L);
 		assertThat(this.redis.opsForValue().get("distlock:fencing")).isEqualTo(Long.toString(lastToken));
