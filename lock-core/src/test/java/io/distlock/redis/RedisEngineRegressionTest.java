@@ -375,6 +375,38 @@ class RedisEngineRegressionTest {
 	}
 
 	@Test
+	void aSlowListenerDoesNotHoldUpRenewals() throws Exception {
+		CountDownLatch listenerMayReturn = new CountDownLatch(1);
+		CountDownLatch listenerCalled = new CountDownLatch(1);
+		RedisLockRegistry registry = this.clients.registry(Duration.ofMillis(600), lost -> {
+			listenerCalled.countDown();
+			try {
+				listenerMayReturn.await(30, TimeUnit.SECONDS);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		});
+		try {
+			DistLock doomed = registry.getLock("slow-listener-doomed");
+			DistLock kept = registry.getLock("slow-listener-kept");
+			doomed.lock();
+			kept.lock();
+			this.redis.delete("distlock:{slow-listener-doomed}");
+			assertThat(listenerCalled.await(10, TimeUnit.SECONDS)).as("the loss was reported").isTrue();
+			// The listener now blocks; the other hold must go on being renewed past several leases.
+			long renewals = registry.watchdogRenewals();
+			await().atMost(Duration.ofSeconds(10)).until(() -> registry.watchdogRenewals() >= renewals + 5);
+			assertThat(kept.isHeldByCurrentThread()).isTrue();
+			assertThatThrownBy(doomed::unlock).isInstanceOf(LockLostException.class);
+			kept.unlock();
+		}
+		finally {
+			listenerMayReturn.countDown();
+		}
+	}
+
+	@Test
 	void aFailedUnlockDoesNotBlockTheLockForItsThread() throws Exception {
 		RedisLockRegistry registry = this.clients.registry(Duration.ofSeconds(3));
 		DistLock lock = registry.getLock("unlock-failed");
