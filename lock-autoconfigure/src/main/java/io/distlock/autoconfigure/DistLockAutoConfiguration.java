@@ -57,7 +57,8 @@ public class DistLockAutoConfiguration {
 
 	static LockEngineOptions engineOptions(DistLockProperties properties, ObjectProvider<LockListener> listeners) {
 		LockEngineOptions.Builder options = LockEngineOptions.builder()
-			.watchdogTimeout(properties.getWatchdog().getTimeout());
+			.watchdogTimeout(properties.getWatchdog().getTimeout())
+			.restartGrace(properties.effectiveRestartGrace());
 		listeners.orderedStream().forEach(options::listener);
 		return options.build();
 	}

@@ -58,6 +58,15 @@ public class DistLockProperties implements InitializingBean {
 	 */
 	private int advisorOrder = DEFAULT_ADVISOR_ORDER;
 
+	/**
+	 * How long a Redis (or Redlock node) found to have lost its data (a restart without persistence,
+	 * FLUSHALL, a failover to a replica that missed writes) refuses new holders, so that the holders
+	 * it forgot learn of their loss first. Unset: the watchdog timeout. 0: off, for servers nobody
+	 * held a lock on before (tests, a throwaway embedded Redis). A brand-new server counts as one
+	 * that lost its data: its first locks wait this long.
+	 */
+	private Duration restartGrace;
+
 	private final Watchdog watchdog = new Watchdog();
 
 	private final Redlock redlock = new Redlock();
@@ -104,6 +113,19 @@ public class DistLockProperties implements InitializingBean {
 		this.advisorOrder = advisorOrder;
 	}
 
+	public Duration getRestartGrace() {
+		return this.restartGrace;
+	}
+
+	public void setRestartGrace(Duration restartGrace) {
+		this.restartGrace = restartGrace;
+	}
+
+	/** @return the restart grace in force: the one set, else the watchdog timeout */
+	public Duration effectiveRestartGrace() {
+		return (this.restartGrace != null) ? this.restartGrace : this.watchdog.getTimeout();
+	}
+
 	public Watchdog getWatchdog() {
 		return this.watchdog;
 	}
@@ -144,6 +166,12 @@ public class DistLockProperties implements InitializingBean {
 		if (timeout == null || timeout.compareTo(Duration.ofMillis(30)) < 0) {
 			throw new InvalidDistLockPropertyException("distlock.watchdog.timeout", timeout, "must be at least 30ms",
 					"Set distlock.watchdog.timeout to a duration such as 30s; locks are renewed every third of it.");
+		}
+		if (this.restartGrace != null && this.restartGrace.isNegative()) {
+			throw new InvalidDistLockPropertyException("distlock.restart-grace", this.restartGrace,
+					"must be zero or positive",
+					"Set distlock.restart-grace to a duration such as 30s, to 0 to turn it off, or remove it to use the "
+							+ "watchdog timeout.");
 		}
 		this.redlock.validate();
 		if (this.backend == Backend.JDBC && this.redlock.isConfigured()) {

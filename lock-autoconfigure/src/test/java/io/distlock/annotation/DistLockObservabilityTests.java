@@ -63,6 +63,8 @@ class DistLockObservabilityTests {
 	private ConfigurableApplicationContext startWeb(String... extra) {
 		List<String> properties = new ArrayList<>(List.of("spring.data.redis.port=" + redis.server().port(),
 				"spring.datasource.url=jdbc:h2:mem:observability;DB_CLOSE_DELAY=-1", "test.lock-wait=750ms",
+				// Each test flushes Redis, which a restart grace would rightly treat as lost data.
+				"distlock.restart-grace=0",
 				"spring.main.banner-mode=off", "server.port=0",
 				"management.endpoints.web.exposure.include=distlock,health",
 				"management.endpoint.health.show-details=always"));

@@ -76,6 +76,8 @@ class DistributedLockAnnotationTests {
 	private ConfigurableApplicationContext start(Class<?>[] extraSources, String... properties) {
 		List<String> all = new ArrayList<>(List.of("spring.data.redis.port=" + redis.server().port(),
 				"spring.datasource.url=jdbc:h2:mem:distlock;DB_CLOSE_DELAY=-1", "test.lock-wait=750ms",
+				// Each test flushes Redis, which a restart grace would rightly treat as lost data.
+				"distlock.restart-grace=0",
 				"spring.main.banner-mode=off"));
 		all.addAll(List.of(properties));
 		ConfigurableApplicationContext context = new SpringApplicationBuilder(LockTestApplication.class)

@@ -42,10 +42,25 @@ class DistLockAutoConfigurationTests {
 
 
 	private ApplicationContextRunner runner() {
+		// Each test flushes Redis, which a restart grace would rightly treat as lost data.
+		return runnerWithDefaultGrace().withPropertyValues("distlock.restart-grace=0");
+	}
+
+	private ApplicationContextRunner runnerWithDefaultGrace() {
 		return new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, DistLockAutoConfiguration.class,
 					DistLockAopAutoConfiguration.class))
 			.withPropertyValues("spring.data.redis.port=" + redis.server().port());
+	}
+
+	@Test
+	void restartGraceIsTheWatchdogTimeoutUnlessSet() {
+		runnerWithDefaultGrace().withPropertyValues("distlock.watchdog.timeout=12s")
+			.run(context -> assertThat(context.getBean(RedisLockRegistry.class).options().restartGrace())
+				.isEqualTo(Duration.ofSeconds(12)));
+		runnerWithDefaultGrace().withPropertyValues("distlock.restart-grace=5s")
+			.run(context -> assertThat(context.getBean(RedisLockRegistry.class).options().restartGrace())
+				.isEqualTo(Duration.ofSeconds(5)));
 	}
 
 	@Test
@@ -68,7 +83,8 @@ class DistLockAutoConfigurationTests {
 			new ApplicationContextRunner()
 				.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class,
 						DistLockAutoConfiguration.class))
-				.withPropertyValues("spring.data.redis.cluster.nodes=" + String.join(",", cluster.nodes()))
+				.withPropertyValues("spring.data.redis.cluster.nodes=" + String.join(",", cluster.nodes()),
+						"distlock.restart-grace=0")
 				.run(context -> {
 					DistLock lock = context.getBean(LockRegistry.class).getLock("clustered");
 					assertThat(lock.tryLock(Duration.ofSeconds(5))).isTrue();
@@ -166,6 +182,11 @@ class DistLockAutoConfigurationTests {
 	@Test
 	void jdbcTableNameMustBeAnIdentifier() {
 		assertStartupFailure("distlock.jdbc.table-name", "plain SQL identifier", "distlock.jdbc.table-name=locks; drop table x");
+	}
+
+	@Test
+	void restartGraceMustNotBeNegative() {
+		assertStartupFailure("distlock.restart-grace", "to 0 to turn it off", "distlock.restart-grace=-1s");
 	}
 
 	@Test
