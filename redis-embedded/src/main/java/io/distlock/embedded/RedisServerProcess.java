@@ -35,12 +35,15 @@ public final class RedisServerProcess implements AutoCloseable {
 
 	private final List<String> extraArguments;
 
+	private final List<String> configLines;
+
 	private final Path workDir;
 
 	private Process process;
 
-	private RedisServerProcess(int port, List<String> extraArguments) {
+	private RedisServerProcess(int port, List<String> configLines, List<String> extraArguments) {
 		this.port = port;
+		this.configLines = List.copyOf(configLines);
 		this.extraArguments = List.copyOf(extraArguments);
 		try {
 			this.workDir = Files.createTempDirectory("distlock-redis-" + port + "-");
@@ -66,7 +69,21 @@ public final class RedisServerProcess implements AutoCloseable {
 	 * @return the running server
 	 */
 	public static RedisServerProcess startOn(int port, String... extraArguments) {
-		RedisServerProcess server = new RedisServerProcess(port, List.of(extraArguments));
+		RedisServerProcess server = new RedisServerProcess(port, List.of(), List.of(extraArguments));
+		server.launch();
+		return server;
+	}
+
+	/**
+	 * Starts a server on a free port with a configuration file in its work directory, for what only a
+	 * file can configure: Sentinel insists on one, and rewrites it as it learns the topology (which is
+	 * why the file is written once and kept across {@link #restart()}).
+	 * @param configLines the file's lines, e.g. {@code "sentinel monitor mymaster 127.0.0.1 6379 2"}
+	 * @param extraArguments further {@code redis-server} arguments, e.g. {@code "--sentinel"}
+	 * @return the running server
+	 */
+	static RedisServerProcess startWithConfig(List<String> configLines, String... extraArguments) {
+		RedisServerProcess server = new RedisServerProcess(freePort(), configLines, List.of(extraArguments));
 		server.launch();
 		return server;
 	}
@@ -245,9 +262,13 @@ public final class RedisServerProcess implements AutoCloseable {
 	}
 
 	private void launch() {
-		List<String> command = new ArrayList<>(List.of(RedisServerBinary.find().toString(), "--port",
-				String.valueOf(this.port), "--bind", host(), "--save", "", "--appendonly", "no", "--dir",
-				this.workDir.toString(), "--protected-mode", "no"));
+		List<String> command = new ArrayList<>(List.of(RedisServerBinary.find().toString()));
+		if (!this.configLines.isEmpty()) {
+			// redis-server takes a configuration file only as its first argument.
+			command.add(configFile().toString());
+		}
+		command.addAll(List.of("--port", String.valueOf(this.port), "--bind", host(), "--save", "", "--appendonly", "no",
+				"--dir", this.workDir.toString(), "--protected-mode", "no"));
 		command.addAll(this.extraArguments);
 		try {
 			this.process = new ProcessBuilder(command).redirectErrorStream(true)
@@ -260,6 +281,19 @@ public final class RedisServerProcess implements AutoCloseable {
 		Runtime.getRuntime().addShutdownHook(new Thread(this.process::destroyForcibly, "redis-" + this.port + "-reaper"));
 		awaitReady();
 		log.debug("redis-server started on port {}", this.port);
+	}
+
+	private Path configFile() {
+		Path file = this.workDir.resolve("redis.conf");
+		if (Files.notExists(file)) {
+			try {
+				Files.write(file, this.configLines);
+			}
+			catch (IOException ex) {
+				throw new UncheckedIOException("Could not write " + file, ex);
+			}
+		}
+		return file;
 	}
 
 	private void awaitReady() {
