@@ -79,7 +79,9 @@ public interface DistLock extends Lock {
 
 	/**
 	 * The fencing token of the calling thread's hold: strictly greater than the token of every
-	 * earlier holder of this lock name. Pass it to the resource the lock protects so that it can
+	 * earlier holder of this lock name. (A thread whose {@code unlock()} never reached the server and
+	 * that takes the lock again while its old hold still stands takes that hold up, token and all:
+	 * nobody else held the lock in between.) Pass it to the resource the lock protects so that it can
 	 * reject writes from a holder that has since lost the lock.
 	 * @return the token
 	 * @throws IllegalMonitorStateException if the calling thread does not hold this lock

@@ -593,9 +593,11 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 			// forever if it did not, and block this thread's next acquisition: drop it here, and it
 			// expires within its lease.
 			dropOneLevel(key, hold, held);
-			log.warn("Could not release lock '{}' held by {}: {}; {}", name, owner, ex.toString(),
-					(held == 1) ? "it is no longer renewed and expires within its lease" : "one hold level dropped");
-			throw ex;
+			String what = (held == 1) ? "it is no longer renewed and expires within its lease" : "one hold level dropped";
+			log.warn("Could not release lock '{}' held by {}: {}; {}", name, owner, ex.toString(), what);
+			throw (ex instanceof LockBackendException) ? ex
+					: new LockBackendException(name, "Lock '" + name + "': the release failed (" + ex.getMessage() + "); "
+							+ what + ". Check that the backend is reachable.", ex);
 		}
 		if (result == Release.RELEASED) {
 			this.waits.releasedLocally(name);

@@ -16,12 +16,14 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
+import java.util.stream.Collectors;
 
 import io.lettuce.core.RedisCommandInterruptedException;
 import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.ScriptOutputType;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.RedisSentinelConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
@@ -171,7 +173,17 @@ public final class RedisLockBackend implements LockBackend {
 
 	private static String describe(RedisConnectionFactory connectionFactory) {
 		if (connectionFactory instanceof LettuceConnectionFactory lettuce) {
-			return lettuce.isClusterAware() ? "cluster" : lettuce.getHostName() + ":" + lettuce.getPort();
+			if (lettuce.isClusterAware()) {
+				return "cluster";
+			}
+			if (lettuce.isRedisSentinelAware() && lettuce.getSentinelConfiguration() != null) {
+				RedisSentinelConfiguration sentinel = lettuce.getSentinelConfiguration();
+				String master = (sentinel.getMaster() != null) ? sentinel.getMaster().getName() : "?";
+				return "Sentinel master '" + master + "' via " + sentinel.getSentinels().stream()
+					.map(node -> node.getHost() + ":" + node.getPort())
+					.collect(Collectors.joining(","));
+			}
+			return lettuce.getHostName() + ":" + lettuce.getPort();
 		}
 		return "redis";
 	}
