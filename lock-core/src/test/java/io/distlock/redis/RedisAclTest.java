@@ -1,0 +1,114 @@
+package io.distlock.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.data.redis.connection.RedisPassword;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import io.distlock.DistLock;
+import io.distlock.core.LockEngineOptions;
+import io.distlock.testing.RedisServerExtension;
+
+/**
+ * The least-privilege Redis ACL that the README documents is enough for everything distlock does:
+ * locking, waiting through pub/sub, hand-offs, renewals, fencing, release markers and the health check.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class RedisAclTest {
+
+	/** The README's ACL, word for word after the user name. */
+	static final String README_ACL = "on >s3cret-for-locks ~distlock:* &distlock:* +@scripting +@pubsub +@hash +@list "
+			+ "+get +set +pexpire +pttl +exists +del +time +ping +hello +auth +client +select +info";
+
+	@RegisterExtension
+	static final RedisServerExtension redisServer = new RedisServerExtension();
+
+	private final List<AutoCloseable> opened = new ArrayList<>();
+
+	private final ExecutorService threads = Executors.newCachedThreadPool();
+
+	@AfterEach
+	void tearDown() throws Exception {
+		this.threads.shutdownNow();
+		for (int i = this.opened.size() - 1; i >= 0; i--) {
+			this.opened.get(i).close();
+		}
+	}
+
+	@Test
+	void theDocumentedAclIsEnoughForContendedLocking() throws Exception {
+		List<String> acl = new ArrayList<>(List.of("ACL", "SETUSER", "locks"));
+		acl.addAll(List.of(README_ACL.split(" ")));
+		assertThat(redisServer.server().command(acl.toArray(String[]::new))).isEqualTo("+OK");
+
+		List<RedisLockRegistry> clients = List.of(client(), client());
+		AtomicInteger inside = new AtomicInteger();
+		AtomicInteger overlaps = new AtomicInteger();
+		List<Future<?>> workers = new ArrayList<>();
+		for (int t = 0; t < 4; t++) {
+			DistLock lock = clients.get(t % 2).getLock("acl");
+			workers.add(this.threads.submit(() -> {
+				long lastToken = 0;
+				for (int i = 0; i < 25; i++) {
+					assertThat(lock.tryLock(Duration.ofSeconds(10))).isTrue();
+					try {
+						if (inside.incrementAndGet() > 1) {
+							overlaps.incrementAndGet();
+						}
+						lastToken = Math.max(lastToken, lock.getFencingToken());
+						Thread.sleep(1);
+						inside.decrementAndGet();
+					}
+					finally {
+						lock.unlock();
+					}
+				}
+				return lastToken;
+			}));
+		}
+		for (Future<?> worker : workers) {
+			worker.get(40, TimeUnit.SECONDS);
+		}
+		assertThat(overlaps).hasValue(0);
+		assertThat(clients.get(0).backendHealth().up()).isTrue();
+		// The watchdog's renewals pass too.
+		DistLock held = clients.get(0).getLock("acl-renewed");
+		held.lock();
+		long renewals = clients.get(0).watchdogRenewals();
+		org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10))
+			.until(() -> clients.get(0).watchdogRenewals() > renewals);
+		held.unlock();
+	}
+
+	private RedisLockRegistry client() {
+		RedisStandaloneConfiguration server = new RedisStandaloneConfiguration(redisServer.server().host(),
+				redisServer.server().port());
+		server.setUsername("locks");
+		server.setPassword(RedisPassword.of("s3cret-for-locks"));
+		LettuceConnectionFactory factory = new LettuceConnectionFactory(server,
+				LettuceClientConfiguration.builder().commandTimeout(Duration.ofSeconds(5)).build());
+		factory.afterPropertiesSet();
+		factory.start();
+		this.opened.add(factory::destroy);
+		RedisLockRegistry registry = new RedisLockRegistry(factory, "distlock",
+				LockEngineOptions.builder().watchdogTimeout(Duration.ofSeconds(1)).build());
+		this.opened.add(registry);
+		return registry;
+	}
+
+}
