@@ -1,0 +1,114 @@
+package io.distlock.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+import io.distlock.DistLock;
+import io.distlock.testing.RedisServerExtension;
+
+/**
+ * A client whose JVM stops for a while (a long GC pause, a stalled VM) while it waits for a lock
+ * must not come back believing in a hand-off that expired meanwhile: others may have held the lock
+ * since, and two holders is what the lock exists to prevent.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class RedisPausedClientTest {
+
+	@RegisterExtension
+	static final RedisServerExtension redisServer = new RedisServerExtension();
+
+	private static final RedisKeys keys = new RedisKeys("distlock", false);
+
+	private RedisTestClients clients;
+
+	private StringRedisTemplate redis;
+
+	private ForkedLockClient child;
+
+	@BeforeEach
+	void setUp() {
+		this.clients = new RedisTestClients(redisServer.server());
+		this.redis = this.clients.template();
+	}
+
+	@AfterEach
+	void tearDown() throws Exception {
+		if (this.child != null) {
+			this.child.close();
+		}
+		this.clients.close();
+	}
+
+	@Test
+	void aWaiterResumedAfterAPauseDoesNotTakeUpAHandOffThatExpiredMeanwhile() throws Exception {
+		String name = "paused-waiter";
+		RedisLockRegistry registryA = this.clients.registry(Duration.ofSeconds(30));
+		DistLock holderA = registryA.getLock(name);
+		holderA.lock();
+		// Lease 3 s: the hand-off to it lasts at most 3 s, which it cannot extend while frozen.
+		this.child = ForkedLockClient.start(redisServer.server(), Duration.ofSeconds(3));
+		this.child.send("trylock " + name + " 30000");
+		// Queued in Redis and subscribed to the lock's channel, so that the grant reaches its socket.
+		await().atMost(Duration.ofSeconds(20))
+			.pollInterval(Duration.ofMillis(10))
+			.until(() -> queueLength(name) == 1 && subscribers(name) == 1);
+
+		this.child.freeze();
+		holderA.unlock();
+		assertThat(this.redis.opsForHash().keys(keys.lock(name))).as("the holder's fields: handed to the frozen child")
+			.map(String::valueOf)
+			.filteredOn(field -> !field.startsWith(":"))
+			.singleElement()
+			.isNotEqualTo(registryA.currentOwner());
+		// The frozen child cannot take the hand-off up and extend it: its provisional lease runs out.
+		await().atMost(Duration.ofSeconds(15))
+			.pollInterval(Duration.ofMillis(20))
+			.until(() -> !Boolean.TRUE.equals(this.redis.hasKey(keys.lock(name))));
+
+		DistLock holderC = this.clients.registry(Duration.ofSeconds(30)).getLock(name);
+		assertThat(holderC.tryLock(Duration.ofSeconds(10))).isTrue();
+		long tokenC = holderC.getFencingToken();
+		long resumedAt = System.nanoTime();
+		this.child.resume();
+
+		// While C holds the lock, the resumed child must not believe it holds it too.
+		String whileCHolds = this.child.nextReply(Duration.ofSeconds(2));
+		if (whileCHolds != null && whileCHolds.startsWith("ACQUIRED")) {
+			String[] acquired = whileCHolds.split(" ");
+			fail("Two holders: %d ms after resuming, the child reported the lock acquired with token %s (the hand-off "
+					+ "that expired while it was frozen), while C held it with token %d",
+					TimeUnit.NANOSECONDS.toMillis(Long.parseLong(acquired[2]) - resumedAt), acquired[1], tokenC);
+		}
+		assertThat(holderC.isHeldByCurrentThread()).isTrue();
+
+		holderC.unlock();
+		String afterC = (whileCHolds != null) ? whileCHolds : this.child.nextReply(Duration.ofSeconds(20));
+		if (afterC != null && afterC.startsWith("ACQUIRED")) {
+			assertThat(Long.parseLong(afterC.split(" ")[1])).as("the child's fencing token after C's release")
+				.isGreaterThan(tokenC);
+		}
+	}
+
+	private long queueLength(String name) {
+		Long length = this.redis.opsForList().size(keys.queue(name));
+		return (length != null) ? length : 0;
+	}
+
+	private long subscribers(String name) {
+		String reply = redisServer.server().query("PUBSUB", "NUMSUB", keys.releaseChannel(name));
+		// channel, count: one element per line
+		return Long.parseLong(reply.split("\n")[1].trim());
+	}
+
+}
