@@ -16,8 +16,12 @@ import java.lang.annotation.Target;
  * }</pre>
  *
  * <p>Works on public methods of Spring beans, on interfaces and classes (every public method), and
- * as a meta-annotation. Like {@code @Transactional} it works through a proxy: a call from one
- * method of a bean to another method of the same bean ({@code this.other()}) is not intercepted.
+ * as a meta-annotation. Like {@code @Transactional} it works through a proxy, so it never applies to
+ * a private, static or final method (the proxy cannot intercept or override it): start-up logs one
+ * warning for each such method, naming it, and goes on. Nor does it apply to a call from one method
+ * of a bean to another method of the same bean ({@code this.other()}): that call does not pass the
+ * proxy, and cannot be detected; call the other method through the bean (another bean, or the proxy
+ * injected into itself) instead.
  * The lock is taken before, and released after, any {@code @Transactional} boundary of the same
  * method; inside an already running transaction the release waits for its completion.
  */
@@ -33,6 +37,15 @@ public @interface DistributedLock {
 	 * {@code #root.target}, {@code #root.args}, and beans ({@code @pricing}). A quoted string is a
 	 * constant key. With several keys, all are acquired (in a fixed global order, so opposite
 	 * argument orders cannot deadlock) or none. Empty: one lock for the method.
+	 * <p>A key must have the same text for equal values on every instance. Strings, numbers, enums,
+	 * records and other classes with their own {@code toString()} do. A value whose class keeps
+	 * {@code Object.toString()} ({@code Order@58a3d521}, a different lock on every call) is
+	 * rejected, on its own or concatenated ({@code 'order:' + #order}), with an
+	 * {@link IllegalArgumentException} naming the method and the key, and the method is not run: lock
+	 * on a property instead ({@code #order.id}, or {@code #orders.![id]} for a collection). Arrays,
+	 * collections and maps are locked by their elements, each by the same rules: {@code #ids} with
+	 * {@code String[] {"a", "b"}} or {@code List.of("a", "b")} is the lock {@code [a, b]}
+	 * ({@code 'batch:' + #ids} is {@code batch:a,b}, as Spring's conversion renders it).
 	 * @return the key expressions
 	 */
 	String[] key() default {};

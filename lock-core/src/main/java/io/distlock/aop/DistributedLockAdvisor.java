@@ -9,7 +9,9 @@ import org.springframework.aop.support.StaticMethodMatcherPointcut;
 
 /**
  * Applies the {@link DistributedLockInterceptor} to every method with a {@code @DistributedLock}.
- * Matching parses the annotation, so an invalid one fails while the bean is being proxied.
+ * Matching parses the annotation, so an invalid one fails while the bean is being proxied. The class
+ * filter, asked once for each bean's class, is where an annotation that no proxy can apply (on a
+ * private, static or final method) is reported, at WARN.
  *
  * <p>Its order must put it outside {@code @Transactional} (whose advisor has the lowest precedence
  * by default), so that the lock is held until the transaction has committed.
@@ -29,12 +31,18 @@ public final class DistributedLockAdvisor extends AbstractPointcutAdvisor {
 	 */
 	public DistributedLockAdvisor(LockAttributeSource attributes, DistributedLockInterceptor interceptor, int order) {
 		this.interceptor = interceptor;
-		this.pointcut = new StaticMethodMatcherPointcut() {
+		StaticMethodMatcherPointcut pointcut = new StaticMethodMatcherPointcut() {
 			@Override
 			public boolean matches(Method method, Class<?> targetClass) {
 				return attributes.find(method, targetClass).isPresent();
 			}
 		};
+		UnreachableLockCheck unreachable = new UnreachableLockCheck();
+		pointcut.setClassFilter(targetClass -> {
+			unreachable.check(targetClass);
+			return true;
+		});
+		this.pointcut = pointcut;
 		setOrder(order);
 	}
 

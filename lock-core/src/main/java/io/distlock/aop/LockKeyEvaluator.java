@@ -12,6 +12,10 @@ import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.expression.EvaluationContext;
 import org.springframework.expression.EvaluationException;
 import org.springframework.expression.Expression;
+import org.springframework.expression.TypeConverter;
+import org.springframework.expression.spel.support.StandardEvaluationContext;
+import org.springframework.expression.spel.support.StandardTypeConverter;
+import org.springframework.util.ClassUtils;
 
 /**
  * Evaluates a call's lock keys into lock names, in the global order in which they are acquired.
@@ -25,6 +29,12 @@ final class LockKeyEvaluator {
 	/** Stateless, so shared by every call's evaluation context. */
 	private final BeanFactoryResolver beanResolver;
 
+	/** Thread-safe, so shared by every call's context rather than each creating its own. */
+	private final TypeConverter plainConverter = new StandardTypeConverter();
+
+	/** Used while keys are evaluated, so that {@code 'order:' + #order} is checked like {@code #order}. */
+	private final TypeConverter keyConverter = new LockKeyText.CheckingTypeConverter(this.plainConverter);
+
 	LockKeyEvaluator(BeanFactory beanFactory) {
 		this.beanFactory = beanFactory;
 		this.beanResolver = (beanFactory != null) ? new BeanFactoryResolver(beanFactory) : null;
@@ -36,6 +46,7 @@ final class LockKeyEvaluator {
 		if (this.beanResolver != null) {
 			context.setBeanResolver(this.beanResolver);
 		}
+		context.setTypeConverter(this.plainConverter);
 		return context;
 	}
 
@@ -43,7 +54,8 @@ final class LockKeyEvaluator {
 	 * @return the lock names, sorted and without duplicates: sorting is what makes two calls that
 	 * lock the same set in different argument orders take them in the same order, so they cannot
 	 * deadlock
-	 * @throws IllegalArgumentException if a key fails to evaluate or is null or blank
+	 * @throws IllegalArgumentException if a key fails to evaluate, is null or blank, or has no string
+	 * form of its own (see {@link LockKeyText})
 	 */
 	List<String> lockNames(LockAttribute attribute, EvaluationContext context) {
 		if (attribute.keys().isEmpty()) {
@@ -52,14 +64,26 @@ final class LockKeyEvaluator {
 					: attribute.name();
 			return List.of(name);
 		}
-		if (attribute.keys().size() == 1) {
-			return List.of(name(attribute, 0, context));
+		// Only for the keys: a fallback expression may turn any value into the method's return type.
+		StandardEvaluationContext standard = (context instanceof StandardEvaluationContext candidate) ? candidate : null;
+		if (standard != null) {
+			standard.setTypeConverter(this.keyConverter);
 		}
-		TreeSet<String> names = new TreeSet<>();
-		for (int i = 0; i < attribute.keys().size(); i++) {
-			names.add(name(attribute, i, context));
+		try {
+			if (attribute.keys().size() == 1) {
+				return List.of(name(attribute, 0, context));
+			}
+			TreeSet<String> names = new TreeSet<>();
+			for (int i = 0; i < attribute.keys().size(); i++) {
+				names.add(name(attribute, i, context));
+			}
+			return List.copyOf(names);
 		}
-		return List.copyOf(names);
+		finally {
+			if (standard != null) {
+				standard.setTypeConverter(this.plainConverter);
+			}
+		}
 	}
 
 	private static String name(LockAttribute attribute, int i, EvaluationContext context) {
@@ -68,16 +92,54 @@ final class LockKeyEvaluator {
 		try {
 			value = attribute.keys().get(i).getValue(context);
 		}
+		catch (LockKeyText.NoStableForm ex) {
+			throw noStableForm(attribute, text, ex, "turns ", " into text");
+		}
 		catch (EvaluationException ex) {
+			// A conversion on the way may arrive wrapped, as in a method argument.
+			LockKeyText.NoStableForm unstable = find(ex, LockKeyText.NoStableForm.class);
+			if (unstable != null) {
+				throw noStableForm(attribute, text, unstable, "turns ", " into text");
+			}
 			throw new IllegalArgumentException("@DistributedLock key '" + text + "' of " + attribute.description()
 					+ " failed to evaluate: " + ex.getMessage() + ". The method was not run.", ex);
 		}
-		if (value == null || value.toString().isBlank()) {
+		String key;
+		try {
+			key = (value != null) ? LockKeyText.of(value) : null;
+		}
+		catch (LockKeyText.NoStableForm ex) {
+			throw noStableForm(attribute, text, ex, "evaluated to ", "");
+		}
+		if (key == null || key.isBlank()) {
 			throw new IllegalArgumentException("@DistributedLock key '" + text + "' of " + attribute.description()
 					+ " evaluated to " + ((value == null) ? "null" : "a blank string")
 					+ "; the method was not run. Pass a non-null argument or fix the expression.");
 		}
-		return attribute.name().isEmpty() ? value.toString() : attribute.name() + ":" + value;
+		return attribute.name().isEmpty() ? key : attribute.name() + ":" + key;
+	}
+
+	private static IllegalArgumentException noStableForm(LockAttribute attribute, String text,
+			LockKeyText.NoStableForm cause, String verb, String object) {
+		String type = ClassUtils.getShortName(cause.type());
+		// For a key that is a bare argument, the fix is a property of that argument (of its elements: a projection).
+		boolean argument = text.matches("#[A-Za-z_$][\\w$]*");
+		String example = cause.element() ? (argument ? text : "#orders") + ".![id]" : (argument ? text : "#order") + ".id";
+		return new IllegalArgumentException("@DistributedLock key '" + text + "' of " + attribute.description() + " "
+				+ verb + (cause.element() ? "a value containing a " : "a ") + type + object
+				+ ", which has no toString() of its own: the lock name would be like '" + cause.identityForm()
+				+ "', different for every instance, so the method would run effectively unlocked. The method was not run. "
+				+ "Lock on a property with a stable string form, such as " + example + ", or give " + type
+				+ " a toString() that depends only on its value (a record has one).", cause);
+	}
+
+	private static <T extends Throwable> T find(Throwable ex, Class<T> type) {
+		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
+			if (type.isInstance(cause)) {
+				return type.cast(cause);
+			}
+		}
+		return null;
 	}
 
 	/**
