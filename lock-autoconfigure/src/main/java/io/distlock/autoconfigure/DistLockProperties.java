@@ -61,9 +61,10 @@ public class DistLockProperties implements InitializingBean {
 	/**
 	 * How long a Redis (or Redlock node) found to have lost its data (a restart without persistence,
 	 * FLUSHALL, a failover to a replica that missed writes) refuses new holders, so that the holders
-	 * it forgot learn of their loss first. Unset: the watchdog timeout. 0: off, for servers nobody
-	 * held a lock on before (tests, a throwaway embedded Redis). A brand-new server counts as one
-	 * that lost its data: its first locks wait this long.
+	 * it forgot learn of their loss first. Unset: the watchdog timeout, or distlock.lease-time if
+	 * longer. 0: off, for servers nobody held a lock on before (tests, a throwaway embedded Redis). A
+	 * brand-new server counts as one that lost its data: its first locks wait this long. Not applied
+	 * on Redis Cluster.
 	 */
 	private Duration restartGrace;
 
@@ -121,9 +122,17 @@ public class DistLockProperties implements InitializingBean {
 		this.restartGrace = restartGrace;
 	}
 
-	/** @return the restart grace in force: the one set, else the watchdog timeout */
+	/**
+	 * @return the restart grace in force: the one set, else the longer of the watchdog timeout and
+	 * {@code distlock.lease-time} (a holder with an explicit lease is not renewed, so it is not told
+	 * of a loss before its lease ends: nobody may enter before then)
+	 */
 	public Duration effectiveRestartGrace() {
-		return (this.restartGrace != null) ? this.restartGrace : this.watchdog.getTimeout();
+		if (this.restartGrace != null) {
+			return this.restartGrace;
+		}
+		Duration timeout = this.watchdog.getTimeout();
+		return (this.leaseTime != null && this.leaseTime.compareTo(timeout) > 0) ? this.leaseTime : timeout;
 	}
 
 	public Watchdog getWatchdog() {

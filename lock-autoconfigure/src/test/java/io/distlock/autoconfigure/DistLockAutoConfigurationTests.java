@@ -58,6 +58,10 @@ class DistLockAutoConfigurationTests {
 		runnerWithDefaultGrace().withPropertyValues("distlock.watchdog.timeout=12s")
 			.run(context -> assertThat(context.getBean(RedisLockRegistry.class).options().restartGrace())
 				.isEqualTo(Duration.ofSeconds(12)));
+		runnerWithDefaultGrace().withPropertyValues("distlock.watchdog.timeout=12s", "distlock.lease-time=40s")
+			.run(context -> assertThat(context.getBean(RedisLockRegistry.class).options().restartGrace())
+				.as("explicit leases are not renewed: nobody may enter before the longest has ended")
+				.isEqualTo(Duration.ofSeconds(40)));
 		runnerWithDefaultGrace().withPropertyValues("distlock.restart-grace=5s")
 			.run(context -> assertThat(context.getBean(RedisLockRegistry.class).options().restartGrace())
 				.isEqualTo(Duration.ofSeconds(5)));

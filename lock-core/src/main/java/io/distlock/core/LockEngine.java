@@ -197,7 +197,7 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 			}
 			return acquireTimed(name, lease, wait, interruptible);
 		}
-		catch (RuntimeException ex) {
+		catch (LockBackendException ex) {
 			if (interruptible && Thread.interrupted()) {
 				// The caller's interrupt cut a backend call short (a deadline's is cleared by now).
 				InterruptedException interrupted = new InterruptedException("Interrupted while acquiring lock '" + name + "'");
@@ -530,8 +530,9 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 		private Hold record(long token, String holdId, long confirmedUntilNanos) {
 			Hold hold = new Hold(this.name, this.owner, token, holdId, this.explicitLease == null,
 					LockEngine.this.options.clock().instant(), Thread.currentThread());
-			LockEngine.this.holds.put(this.key, hold);
+			// Confirmed before it is visible: the watchdog must never see a hold with no lease yet.
 			hold.confirmedUntil(confirmedUntilNanos);
+			LockEngine.this.holds.put(this.key, hold);
 			return hold;
 		}
 

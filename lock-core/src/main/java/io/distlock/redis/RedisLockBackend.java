@@ -22,6 +22,8 @@ import io.lettuce.core.RedisCommandInterruptedException;
 import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.ScriptOutputType;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisSentinelConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -35,6 +37,8 @@ import io.distlock.core.LockBackend;
  * through Spring Data Redis: one hash per lock, every state change one Lua script.
  */
 public final class RedisLockBackend implements LockBackend {
+
+	private static final Logger log = LoggerFactory.getLogger(RedisLockBackend.class);
 
 	private final StringRedisTemplate redis;
 
@@ -86,8 +90,13 @@ public final class RedisLockBackend implements LockBackend {
 	 * refuses new first acquisitions; zero: not at all (see {@code acquire.lua})
 	 */
 	public RedisLockBackend(RedisConnectionFactory connectionFactory, String keyPrefix, Duration restartGrace) {
-		this.restartGrace = String.valueOf(restartGrace.toMillis());
 		this.keys = new RedisKeys(keyPrefix, isCluster(connectionFactory));
+		if (this.keys.cluster() && !restartGrace.isZero()) {
+			// One fencing counter per slot: every slot's first lock would look like lost data.
+			log.info("distlock: no restart grace on Redis Cluster (a slot's first lock cannot be told from lost "
+					+ "data); run the cluster with persistence");
+		}
+		this.restartGrace = this.keys.cluster() ? "0" : String.valueOf(Math.max(0, restartGrace.toMillis()));
 		this.redis = new StringRedisTemplate(connectionFactory);
 		// Otherwise every script call wraps the connection in a close-suppressing JDK proxy.
 		this.redis.setExposeConnection(true);

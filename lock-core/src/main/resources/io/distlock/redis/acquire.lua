@@ -62,11 +62,17 @@ local function now()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
--- The last token handed out, 0 during a restart grace: a refusal carries it, so that the waiter can
--- tell a hand-off made before this refusal (stale: the lock has been someone else's since) from one
--- made after it.
+-- The last token handed out: a refusal carries it, so that the waiter can tell a hand-off made
+-- before this refusal (stale: the lock has been someone else's since) from one made after it. With
+-- no number in the counter (lost, or in a restart grace), the server clock in microseconds, which
+-- every earlier token is below and every later one above.
 local function lastToken()
-  return tonumber(redis.call('get', KEYS[2]) or '0') or 0
+  local last = tonumber(redis.call('get', KEYS[2]) or '')
+  if last then
+    return last
+  end
+  local t = redis.call('time')
+  return tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
 
 -- The first queued owner whose entry has not lapsed; lapsed heads (crashed or gone waiters) are dropped.
@@ -120,7 +126,7 @@ if redis.call('exists', KEYS[1]) == 0 then
   if not token then
     -- The server is serving its restart grace: wait in line.
     enqueue(t > 0 and t or now())
-    return {0, text, 0}
+    return {0, text, lastToken()}
   end
   if head == owner then
     redis.call('lpop', KEYS[3])

@@ -76,6 +76,11 @@ else
     -- Lettuce re-sends commands that were unanswered when a connection dropped, after it reconnects;
     -- the copy must find this mark rather than report the hold lost. One field per owner: releases
     -- of other owners in the meantime (a hand-off under contention) must not wipe it.
+    -- A lock busy for good never lets the hash expire: bound it (a marker lost early only risks a
+    -- re-sent release being reported lost, never a second holder).
+    if redis.call('hlen', KEYS[5]) >= 256 then
+      redis.call('del', KEYS[5])
+    end
     redis.call('hset', KEYS[5], owner, holdId)
     redis.call('pexpire', KEYS[5], 15000)
   end
