@@ -38,7 +38,7 @@ public class LockAcquisitionException extends RuntimeException {
 		if (cause != null) {
 			return "Could not acquire " + what + " for " + where + " after " + waited.toMillis()
 					+ " ms because the lock backend failed: " + cause.getMessage()
-					+ ". The method was not run; check that Redis is reachable.";
+					+ ". The method was not run.";
 		}
 		return "Could not acquire " + what + " for " + where + " within " + waited.toMillis()
 				+ " ms: another holder kept " + ((lockNames.size() == 1) ? "it" : "one of them") + ". The method was not run; raise waitTime, or choose onFailure = SKIP "

@@ -1,7 +1,5 @@
 package io.distlock.autoconfigure;
 
-import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 
 import javax.sql.DataSource;
@@ -14,14 +12,15 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.boot.autoconfigure.ssl.SslAutoConfiguration;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.ssl.SslBundles;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
-import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import io.distlock.LockListener;
@@ -31,6 +30,7 @@ import io.distlock.redis.RedisLockRegistry;
 import io.distlock.jdbc.JdbcLockBackend;
 import io.distlock.jdbc.JdbcLockRegistry;
 import io.distlock.redlock.RedlockLockRegistry;
+import io.distlock.redlock.RedlockNodesException;
 
 /**
  * Creates the {@link LockRegistry}: Redlock when {@code distlock.redlock.nodes} is set, otherwise on
@@ -38,7 +38,7 @@ import io.distlock.redlock.RedlockLockRegistry;
  * configured under {@code spring.data.redis.*} just work. Backs off when the application defines its
  * own registry.
  */
-@AutoConfiguration(after = DataRedisAutoConfiguration.class,
+@AutoConfiguration(after = { DataRedisAutoConfiguration.class, SslAutoConfiguration.class },
 		afterName = "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration")
 @ConditionalOnClass({ RedisConnectionFactory.class, RedisLockRegistry.class })
 @ConditionalOnProperty(prefix = "distlock", name = "enabled", havingValue = "true", matchIfMissing = true)
@@ -74,7 +74,8 @@ public class DistLockAutoConfiguration {
 
 		@Bean(destroyMethod = "close")
 		@ConditionalOnMissingBean(LockRegistry.class)
-		RedlockLockRegistry redlockLockRegistry(DistLockProperties properties, ObjectProvider<LockListener> listeners) {
+		RedlockLockRegistry redlockLockRegistry(DistLockProperties properties, ObjectProvider<LockListener> listeners,
+				ObjectProvider<SslBundles> sslBundles) {
 			DistLockProperties.Redlock redlock = properties.getRedlock();
 			if (redlock.getNodes().size() % 2 == 0) {
 				log.warn("distlock.redlock.nodes lists {} masters, an even number: a majority of {} needs {} nodes, so it "
@@ -82,20 +83,22 @@ public class DistLockAutoConfiguration {
 						redlock.getNodes().size(), redlock.getNodes().size(), redlock.getNodes().size() / 2 + 1,
 						redlock.getNodes().size() - 1);
 			}
-			// Commands to a dead or frozen node must not hold threads for Lettuce's default minute.
-			Duration commandTimeout = redlock.getNodeTimeout().multipliedBy(10).compareTo(Duration.ofSeconds(1)) > 0
-					? redlock.getNodeTimeout().multipliedBy(10) : Duration.ofSeconds(1);
-			List<LettuceConnectionFactory> nodes = new ArrayList<>();
-			for (String uri : redlock.getNodes()) {
-				LettuceConnectionFactory node = new LettuceConnectionFactory(
-						LettuceConnectionFactory.createRedisConfiguration(uri),
-						LettuceClientConfiguration.builder().commandTimeout(commandTimeout).build());
-				node.afterPropertiesSet();
-				node.start();
-				nodes.add(node);
+			List<LettuceConnectionFactory> nodes = RedlockNodeConnections.create(redlock, sslBundles.getIfAvailable());
+			try {
+				return RedlockLockRegistry.owning(nodes, properties.getKeyPrefix(), redlock.toSettings(),
+						engineOptions(properties, listeners));
 			}
-			return RedlockLockRegistry.owning(nodes, properties.getKeyPrefix(), redlock.toSettings(),
-					engineOptions(properties, listeners));
+			catch (RedlockNodesException ex) {
+				nodes.forEach(LettuceConnectionFactory::destroy);
+				throw new InvalidDistLockPropertyException("distlock.redlock.nodes",
+						RedisUriText.redact(redlock.getNodes()), ex.getMessage(),
+						"Correct the entry named above: its credentials, its TLS trust (distlock.redlock.ssl.bundle), "
+								+ "or list each independent master once.", ex);
+			}
+			catch (RuntimeException ex) {
+				nodes.forEach(LettuceConnectionFactory::destroy);
+				throw ex;
+			}
 		}
 
 	}

@@ -280,6 +280,11 @@ public class DistLockProperties implements InitializingBean {
 		 */
 		private Duration retryJitter = RedlockSettings.DEFAULTS.retryJitter();
 
+		/**
+		 * TLS for rediss:// nodes.
+		 */
+		private final Ssl ssl = new Ssl();
+
 		public List<String> getNodes() {
 			return this.nodes;
 		}
@@ -320,6 +325,10 @@ public class DistLockProperties implements InitializingBean {
 			this.retryJitter = retryJitter;
 		}
 
+		public Ssl getSsl() {
+			return this.ssl;
+		}
+
 		/** @return whether Redlock is configured */
 		public boolean isConfigured() {
 			return !this.nodes.isEmpty();
@@ -335,7 +344,7 @@ public class DistLockProperties implements InitializingBean {
 				return;
 			}
 			if (this.nodes.size() < 3) {
-				throw new InvalidDistLockPropertyException("distlock.redlock.nodes", this.nodes,
+				throw new InvalidDistLockPropertyException("distlock.redlock.nodes", RedisUriText.redact(this.nodes),
 						"Redlock needs at least 3 independent masters, but " + this.nodes.size() + " are configured",
 						"List 3, 5 or 7 independent Redis masters (not replicas of one another), or remove "
 								+ "distlock.redlock.nodes to use the single Redis of spring.data.redis.");
@@ -348,13 +357,20 @@ public class DistLockProperties implements InitializingBean {
 					address = uri.getHost().toLowerCase(Locale.ROOT) + ":" + uri.getPort() + "/" + uri.getDatabase();
 				}
 				catch (RuntimeException ex) {
-					throw new InvalidDistLockPropertyException("distlock.redlock.nodes", node,
-							"is not a Redis URI (" + ex.getMessage() + ")", "Write each node as redis://host:port.");
+					throw new InvalidDistLockPropertyException("distlock.redlock.nodes", RedisUriText.redact(node),
+							"is not a Redis URI (" + RedisUriText.redact(String.valueOf(ex.getMessage())) + ")",
+							"Write each node as redis://host:port, or rediss://user:password@host:port for TLS.");
 				}
 				if (!seen.add(address)) {
-					throw new InvalidDistLockPropertyException("distlock.redlock.nodes", this.nodes,
-							"lists " + node + " twice; a duplicate would count twice towards the majority",
+					throw new InvalidDistLockPropertyException("distlock.redlock.nodes", RedisUriText.redact(this.nodes),
+							"lists " + RedisUriText.redact(node) + " twice; a duplicate would count twice towards the majority",
 							"List every independent master once.");
+				}
+				if (this.ssl.getBundle() != null && !node.regionMatches(true, 0, "rediss:", 0, 7)) {
+					throw new InvalidDistLockPropertyException("distlock.redlock.ssl.bundle", this.ssl.getBundle(),
+							"is set, but node " + RedisUriText.redact(node) + " is not a TLS URI",
+							"Write every Redlock node as rediss://host:port (the server's tls-port), or remove "
+									+ "distlock.redlock.ssl.bundle.");
 				}
 			}
 			try {
@@ -364,6 +380,28 @@ public class DistLockProperties implements InitializingBean {
 				throw new InvalidDistLockPropertyException("distlock.redlock", this.nodeTimeout + "/" + this.clockDriftFactor,
 						ex.getMessage(), "Fix distlock.redlock.node-timeout, clock-drift-factor, retry-delay or retry-jitter.");
 			}
+		}
+
+	}
+
+	/**
+	 * TLS for Redlock nodes.
+	 */
+	public static class Ssl {
+
+		/**
+		 * Name of the SSL bundle (spring.ssl.bundle.*) with the trust material, and the client
+		 * certificate if the servers ask for one, for the rediss:// nodes. Unset: the JVM's default
+		 * trust store.
+		 */
+		private String bundle;
+
+		public String getBundle() {
+			return this.bundle;
+		}
+
+		public void setBundle(String bundle) {
+			this.bundle = bundle;
 		}
 
 	}

@@ -21,7 +21,19 @@ public class InvalidDistLockPropertyException extends RuntimeException {
 	 * @param action what to do
 	 */
 	public InvalidDistLockPropertyException(String property, Object value, String problem, String action) {
-		super("Invalid value '" + value + "' for property '" + property + "': " + problem);
+		this(property, value, problem, action, null);
+	}
+
+	/**
+	 * @param property the property's name
+	 * @param value its value, with any secret already masked
+	 * @param problem what is wrong with it
+	 * @param action what to do
+	 * @param cause the failure that showed it, if any
+	 */
+	public InvalidDistLockPropertyException(String property, Object value, String problem, String action,
+			Throwable cause) {
+		super("Invalid value '" + value + "' for property '" + property + "': " + problem, cause);
 		this.property = property;
 		this.value = value;
 		this.action = action;

@@ -14,6 +14,21 @@ import java.util.function.Consumer;
  */
 public interface LockBackend extends AutoCloseable {
 
+	/** @return where this backend keeps its locks, for messages (an address, never credentials) */
+	default String description() {
+		return getClass().getSimpleName();
+	}
+
+	/**
+	 * Says what a failure of one of this backend's calls means, naming the server and the real cause
+	 * (a rejected password, an untrusted certificate, a refused connection) and never a secret.
+	 * @param failure what the call threw
+	 * @return one sentence for an exception message
+	 */
+	default String explain(RuntimeException failure) {
+		return String.valueOf(failure.getMessage());
+	}
+
 	/**
 	 * Acquires or re-enters the lock.
 	 * @param name the lock's name

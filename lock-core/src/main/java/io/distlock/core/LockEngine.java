@@ -222,7 +222,7 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 		}
 		catch (InterruptedException | RuntimeException ex) {
 			if (deadline.fired()) {
-				throw new LockBackendException(name, "Lock '" + name + "': the backend did not answer within the wait of "
+				throw new LockBackendException(name, "Lock '" + name + "': the backend (" + this.backend.description() + ") did not answer within the wait of "
 						+ wait.toMillis() + " ms; the lock was not acquired", ex);
 			}
 			throw ex;
@@ -512,7 +512,8 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 					if (ex instanceof LockBackendException) {
 						throw ex;
 					}
-					throw new LockBackendException(this.name, "Lock '" + this.name + "': the backend failed: " + ex.getMessage(), ex);
+					throw new LockBackendException(this.name,
+							"Lock '" + this.name + "': " + LockEngine.this.backend.explain(ex), ex);
 				}
 			}
 		}
@@ -595,10 +596,10 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 			// expires within its lease.
 			dropOneLevel(key, hold, held);
 			String what = (held == 1) ? "it is no longer renewed and expires within its lease" : "one hold level dropped";
-			log.warn("Could not release lock '{}' held by {}: {}; {}", name, owner, ex.toString(), what);
+			log.warn("Could not release lock '{}' held by {}: {}; {}", name, owner, this.backend.explain(ex), what);
 			throw (ex instanceof LockBackendException) ? ex
-					: new LockBackendException(name, "Lock '" + name + "': the release failed (" + ex.getMessage() + "); "
-							+ what + ". Check that the backend is reachable.", ex);
+					: new LockBackendException(name, "Lock '" + name + "': the release failed ("
+							+ this.backend.explain(ex) + "); " + what + ".", ex);
 		}
 		if (result == Release.RELEASED) {
 			this.waits.releasedLocally(name);

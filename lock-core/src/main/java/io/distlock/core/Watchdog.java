@@ -109,10 +109,11 @@ final class Watchdog implements AutoCloseable {
 			if (!this.failing) {
 				this.failing = true;
 				log.warn("distlock watchdog could not renew {} lock(s) {}: {}; retrying every {} ms", batch.size(), named,
-						ex.toString(), Math.max(1, this.lease.toMillis() / 3));
+						this.backend.explain(ex), Math.max(1, this.lease.toMillis() / 3));
 			}
 			else {
-				log.debug("distlock watchdog still cannot renew {} lock(s) {}: {}", batch.size(), named, ex.toString());
+				log.debug("distlock watchdog still cannot renew {} lock(s) {}: {}", batch.size(), named,
+						this.backend.explain(ex));
 			}
 			this.failedRenewals.addAndGet(batch.size());
 			this.onRenewalFailure.accept(batch, ex);

@@ -219,6 +219,11 @@ public final class JdbcLockBackend implements LockBackend {
 	}
 
 	@Override
+	public String description() {
+		return "table " + this.table;
+	}
+
+	@Override
 	public Health health() {
 		try {
 			Integer one = this.jdbc.queryForObject("SELECT 1", Integer.class);

@@ -1,11 +1,14 @@
 package io.distlock.redis;
 
+import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -18,8 +21,10 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 import java.util.stream.Collectors;
 
+import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisCommandInterruptedException;
 import io.lettuce.core.RedisCommandTimeoutException;
+import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.ScriptOutputType;
 
 import org.slf4j.Logger;
@@ -27,9 +32,11 @@ import org.slf4j.LoggerFactory;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisSentinelConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
 
+import io.distlock.LockBackendException;
 import io.distlock.core.LockBackend;
 
 /**
@@ -59,6 +66,11 @@ public final class RedisLockBackend implements LockBackend {
 
 	/** Runs the lock scripts straight on the shared Lettuce connection, where there is one. */
 	private final LettuceScripts direct;
+
+	private final RedisConnectionFactory connectionFactory;
+
+	/** Connection listeners registered by {@link #onConnected(Runnable)}, removed on close. */
+	private final List<RedisConnectionStateListener> connectionListeners = new CopyOnWriteArrayList<>();
 
 	/**
 	 * Leaves queues where scripts go through the template, whose calls block: a caller past its
@@ -103,6 +115,25 @@ public final class RedisLockBackend implements LockBackend {
 		this.subscriber = new RedisReleaseSubscriber(connectionFactory, this.keys.anchorChannel());
 		this.description = describe(connectionFactory);
 		this.direct = new LettuceScripts(connectionFactory, !this.keys.cluster(), this.description);
+		this.connectionFactory = connectionFactory;
+	}
+
+	/**
+	 * Runs {@code action} each time one of this backend's Lettuce connections (re)connects, on
+	 * Lettuce's I/O thread (hand real work to another thread). Does nothing for other clients.
+	 * @param action what to run
+	 */
+	public void onConnected(Runnable action) {
+		if (this.connectionFactory instanceof LettuceConnectionFactory lettuce && lettuce.getNativeClient() != null) {
+			RedisConnectionStateListener listener = new RedisConnectionStateListener() {
+				@Override
+				public void onRedisConnected(RedisChannelHandler<?, ?> connection, SocketAddress address) {
+					action.run();
+				}
+			};
+			lettuce.getNativeClient().addListener(listener);
+			this.connectionListeners.add(listener);
+		}
 	}
 
 	/**
@@ -192,24 +223,46 @@ public final class RedisLockBackend implements LockBackend {
 					.map(node -> node.getHost() + ":" + node.getPort())
 					.collect(Collectors.joining(","));
 			}
-			return lettuce.getHostName() + ":" + lettuce.getPort();
+			return lettuce.getHostName() + ":" + lettuce.getPort() + ((lettuce.getDatabase() != 0) ? "/" + lettuce.getDatabase() : "");
 		}
 		return "redis";
 	}
 
 	/** @return where this backend keeps its locks, e.g. {@code 10.0.0.1:6379}, for diagnostics */
+	@Override
 	public String description() {
 		return this.description;
 	}
 
 	@Override
+	public String explain(RuntimeException failure) {
+		return (failure instanceof LockBackendException) ? failure.getMessage()
+				: RedisFailures.explain(failure, this.description);
+	}
+
+	/**
+	 * Which server this is, by its {@code run_id}: two addresses (or two database numbers) that reach
+	 * one server answer the same. A restarted server answers a new one.
+	 * @return the server's run id
+	 */
+	public String serverId() {
+		Properties info = this.redis
+			.execute((RedisCallback<Properties>) connection -> connection.serverCommands().info("server"));
+		String runId = (info != null) ? info.getProperty("run_id") : null;
+		if (runId == null) {
+			throw new IllegalStateException("Redis at " + this.description + " did not report its run_id (INFO server)");
+		}
+		return runId;
+	}
+
+	@Override
 	public Health health() {
 		try {
-			String pong = this.redis.execute((org.springframework.data.redis.core.RedisCallback<String>) connection -> connection.ping());
+			String pong = this.redis.execute((RedisCallback<String>) connection -> connection.ping());
 			return new Health("PONG".equalsIgnoreCase(pong), Map.of("server", this.description, "ping", String.valueOf(pong)));
 		}
 		catch (RuntimeException ex) {
-			return new Health(false, Map.of("server", this.description, "error", ex.toString()));
+			return new Health(false, Map.of("server", this.description, "error", explain(ex)));
 		}
 	}
 
@@ -438,6 +491,9 @@ public final class RedisLockBackend implements LockBackend {
 
 	@Override
 	public void close() {
+		if (this.connectionFactory instanceof LettuceConnectionFactory lettuce && lettuce.getNativeClient() != null) {
+			this.connectionListeners.forEach(lettuce.getNativeClient()::removeListener);
+		}
 		this.subscriber.close();
 		// Queued leaves still go out; the threads end when they are done.
 		this.leaves.shutdown();

@@ -3,6 +3,8 @@ package io.distlock.redlock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -14,9 +16,13 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Predicate;
@@ -26,8 +32,12 @@ import org.slf4j.LoggerFactory;
 import org.springframework.dao.DataAccessResourceFailureException;
 import org.springframework.dao.QueryTimeoutException;
 
+import io.lettuce.core.RedisCommandTimeoutException;
+import io.lettuce.core.RedisConnectionException;
+
 import io.distlock.LockBackendException;
 import io.distlock.core.LockBackend;
+import io.distlock.redis.RedisFailures;
 import io.distlock.redis.RedisLockBackend;
 
 /**
@@ -63,8 +73,17 @@ public final class RedlockBackend implements LockBackend {
 	/** How long a node that failed to answer is skipped before it is probed again. */
 	private final Duration downPeriod;
 
+	/**
+	 * Per node: the run id of the server it reached last. Two entries that reach one server (two
+	 * names for one host, two database numbers) would count twice towards the majority.
+	 */
+	private final AtomicReferenceArray<String> serverIds;
+
+	/** Per node: the index of an earlier node that reaches the same server, or -1. Such a node never counts. */
+	private final AtomicIntegerArray sameServerAs;
+
 	/** Numbers this client's acquisition attempts; with the owner id they are unique. */
-	private final java.util.concurrent.atomic.AtomicLong attempts = new java.util.concurrent.atomic.AtomicLong();
+	private final AtomicLong attempts = new AtomicLong();
 
 	/** The least time subscribing to a lock's releases on all nodes may take. */
 	private static final Duration SUBSCRIBE_TIMEOUT = Duration.ofSeconds(1);
@@ -83,6 +102,11 @@ public final class RedlockBackend implements LockBackend {
 		this.nodes = List.copyOf(nodes);
 		this.settings = settings;
 		this.quorum = RedlockMath.quorum(nodes.size());
+		this.serverIds = new AtomicReferenceArray<>(nodes.size());
+		this.sameServerAs = new AtomicIntegerArray(nodes.size());
+		for (int i = 0; i < nodes.size(); i++) {
+			this.sameServerAs.set(i, -1);
+		}
 		this.downUntil = new AtomicLongArray(nodes.size());
 		long now = System.nanoTime();
 		for (int i = 0; i < nodes.size(); i++) {
@@ -96,17 +120,31 @@ public final class RedlockBackend implements LockBackend {
 			thread.setDaemon(true);
 			return thread;
 		});
-		warmUp();
+		try {
+			warmUp();
+		}
+		catch (RuntimeException ex) {
+			close();
+			throw ex;
+		}
+		for (int i = 0; i < nodes.size(); i++) {
+			int index = i;
+			// Lettuce reconnects by itself, maybe to another server behind the same name: ask again.
+			nodes.get(i).onConnected(() -> this.calls.execute(() -> checkIdentity(index)));
+		}
 	}
 
 	/**
-	 * Connects to every node and loads the scripts' code paths once. Connections are otherwise opened
-	 * by the first command, and on a cold JVM that takes far longer than the node timeout: a new
-	 * client would fail its first acquisition for no reason.
+	 * Connects to every node, learns which server each one is, and loads the scripts' code paths once.
+	 * Connections are otherwise opened by the first command, and on a cold JVM that takes far longer
+	 * than the node timeout: a new client would fail its first acquisition for no reason. A node that
+	 * rejects the credentials or the TLS handshake, or two entries that reach one server, stop the
+	 * start: no retry can mend them. A node that is merely down is reported and counted out until it
+	 * answers.
 	 */
 	private void warmUp() {
-		List<CompletableFuture<Boolean>> pings = this.nodes.stream().map(node -> CompletableFuture.supplyAsync(() -> {
-			boolean held = node.isHeldBy("distlock-warm-up", "-");
+		List<CompletableFuture<String>> identities = this.nodes.stream().map(node -> CompletableFuture.supplyAsync(() -> {
+			String serverId = node.serverId();
 			if (!node.prepareAsync()) {
 				log.debug("Redlock node {} has no shared Lettuce connection; its calls block a pool thread each",
 						node.description());
@@ -114,23 +152,105 @@ public final class RedlockBackend implements LockBackend {
 			// Also opens the node's release-subscription connection, which stays open afterwards.
 			try (AutoCloseable subscription = node.subscribe("distlock-warm-up", message -> {
 			})) {
-				return held;
+				return serverId;
 			}
 			catch (Exception ex) {
 				throw new IllegalStateException(ex);
 			}
 		}, this.calls)).toList();
 		try {
-			CompletableFuture.allOf(pings.toArray(CompletableFuture[]::new))
+			CompletableFuture.allOf(identities.toArray(CompletableFuture[]::new))
 				.get(WARM_UP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 		}
 		catch (ExecutionException | TimeoutException ex) {
-			log.warn("Not every Redlock node answered at start ({}); locks need {} of {}", ex.toString(), this.quorum,
-					this.nodes.size());
+			// Told node by node below.
 		}
+		List<String> down = new ArrayList<>();
+		for (int i = 0; i < this.nodes.size(); i++) {
+			CompletableFuture<String> identity = identities.get(i);
+			if (identity.isDone() && !identity.isCompletedExceptionally()) {
+				this.serverIds.set(i, identity.join());
+				continue;
+			}
+			Throwable error = identity.isDone() ? unwrap(identity.handle((id, failure) -> failure).join())
+					: new TimeoutException("no answer within " + WARM_UP_TIMEOUT.toSeconds() + " s");
+			String explained = explainNode(i, error);
+			if (RedisFailures.causeOf(error).isMisconfiguration()) {
+				throw new RedlockNodesException("Redlock node " + (i + 1) + " of " + this.nodes.size() + ": " + explained
+						+ ". Fix that entry of distlock.redlock.nodes.", error);
+			}
+			down.add(explained);
+		}
+		for (int i = 0; i < this.nodes.size(); i++) {
+			for (int j = 0; j < i; j++) {
+				String id = this.serverIds.get(i);
+				if (id != null && id.equals(this.serverIds.get(j))) {
+					throw new RedlockNodesException(sameServerMessage(j, i) + " List every independent master once.", null);
+				}
+			}
+		}
+		if (!down.isEmpty()) {
+			log.warn("{} of {} Redlock nodes did not answer at start; locks need {} of them: {}", down.size(),
+					this.nodes.size(), this.quorum, String.join("; ", down));
+		}
+	}
+
+	/**
+	 * Asks a node that (re)connected which server it reached; if an earlier-listed node reaches the
+	 * same one, this node stops counting until it reaches another.
+	 */
+	private void checkIdentity(int index) {
+		String id;
+		try {
+			id = this.nodes.get(index).serverId();
+		}
+		catch (RuntimeException ex) {
+			log.debug("Could not ask Redlock node {} which server it is", this.nodes.get(index).description(), ex);
+			return;
+		}
+		this.serverIds.set(index, id);
+		int same = -1;
+		for (int j = 0; j < this.nodes.size(); j++) {
+			if (j != index && id.equals(this.serverIds.get(j))) {
+				same = j;
+				break;
+			}
+		}
+		// The later-listed of the two stops counting, whichever reconnected.
+		int later = (same == -1) ? index : Math.max(index, same);
+		int earlier = (same == -1) ? -1 : Math.min(index, same);
+		int before = this.sameServerAs.getAndSet(later, earlier);
+		if (earlier != -1 && before != earlier) {
+			log.error("{} Its answers no longer count towards the majority of {}; fix distlock.redlock.nodes.",
+					sameServerMessage(earlier, later), this.quorum);
+		}
+		else if (earlier == -1 && before != -1) {
+			log.info("Redlock node {} reaches a server of its own again and counts again", this.nodes.get(index).description());
+		}
+	}
+
+	private String sameServerMessage(int first, int second) {
+		return "Redlock nodes " + (first + 1) + " (" + this.nodes.get(first).description() + ") and " + (second + 1) + " ("
+				+ this.nodes.get(second).description() + ") reach the same Redis server (run_id "
+				+ this.serverIds.get(second) + "): one server would count twice towards the majority.";
+	}
+
+	private String explainNode(int index, Throwable error) {
+		return RedisFailures.explain(error, this.nodes.get(index).description());
+	}
+
+	@Override
+	public String description() {
+		return "Redlock over " + this.nodes.stream().map(RedisLockBackend::description).toList();
+	}
+
+	@Override
+	public String explain(RuntimeException failure) {
+		return (failure instanceof LockBackendException) ? failure.getMessage()
+				: RedisFailures.explain(failure, "a Redlock node");
 	}
 
 	/** @return how many nodes must agree */
@@ -166,8 +286,7 @@ public final class RedlockBackend implements LockBackend {
 		if (failed > this.nodes.size() - this.quorum) {
 			throw new LockBackendException(name, "Lock '" + name + "': " + failed + " of " + this.nodes.size()
 					+ " Redlock nodes did not answer within " + this.settings.nodeTimeout().toMillis()
-					+ " ms, so no quorum of " + this.quorum + " is possible. Check that the nodes in "
-					+ "distlock.redlock.nodes are up.",
+					+ " ms, so no quorum of " + this.quorum + " is possible: " + nodeFailures(replies),
 					replies.stream().map(Reply::error).filter(error -> error != null).findFirst().orElse(null));
 		}
 		backOff();
@@ -198,7 +317,8 @@ public final class RedlockBackend implements LockBackend {
 				: CompletableFuture.supplyAsync(() -> node.release(name, owner, heldCount, holdId), this.calls),
 				received -> received.stream().filter(Reply::answered).count() >= this.quorum);
 		if (replies.stream().noneMatch(Reply::answered)) {
-			throw new LockBackendException(name, "Lock '" + name + "': no Redlock node answered the release",
+			throw new LockBackendException(name, "Lock '" + name + "': no Redlock node answered the release: "
+					+ nodeFailures(replies),
 					replies.get(0).error());
 		}
 		if (replies.stream().anyMatch(reply -> reply.is(Release.DECREMENTED))) {
@@ -213,7 +333,8 @@ public final class RedlockBackend implements LockBackend {
 		long answered = replies.stream().filter(Reply::answered).count();
 		if (answered < this.quorum) {
 			throw new LockBackendException(holds.isEmpty() ? "" : holds.get(0).name(), "Only " + answered + " of "
-					+ this.nodes.size() + " Redlock nodes answered the renewal; a quorum of " + this.quorum + " is needed",
+					+ this.nodes.size() + " Redlock nodes answered the renewal; a quorum of " + this.quorum + " is needed: "
+					+ nodeFailures(replies),
 					null);
 		}
 		List<Boolean> renewed = new ArrayList<>(holds.size());
@@ -278,13 +399,15 @@ public final class RedlockBackend implements LockBackend {
 	@Override
 	public Health health() {
 		List<Reply<Health>> replies = onAllNodes(RedisLockBackend::health);
-		Map<String, Object> nodeStates = new java.util.LinkedHashMap<>();
+		Map<String, Object> nodeStates = new LinkedHashMap<>();
 		int reachable = 0;
 		for (int i = 0; i < replies.size(); i++) {
 			Reply<Health> reply = replies.get(i);
 			boolean up = reply.answered() && reply.value().up();
-			reachable += up ? 1 : 0;
-			nodeStates.put(this.nodes.get(i).description(), up ? "UP" : "DOWN");
+			int same = this.sameServerAs.get(i);
+			reachable += (up && same == -1) ? 1 : 0;
+			nodeStates.put(this.nodes.get(i).description(), (same != -1) ? "SAME SERVER AS NODE " + (same + 1)
+					: up ? "UP" : "DOWN");
 		}
 		return new Health(reachable >= this.quorum,
 				Map.of("nodes", nodeStates, "reachable", reachable, "quorum", this.quorum));
@@ -294,6 +417,17 @@ public final class RedlockBackend implements LockBackend {
 	public void close() {
 		this.nodes.forEach(RedisLockBackend::close);
 		this.calls.shutdownNow();
+	}
+
+	/** Each failed node's address and real cause, for an exception message. */
+	private <T> String nodeFailures(List<Reply<T>> replies) {
+		List<String> failures = new ArrayList<>();
+		for (int i = 0; i < replies.size(); i++) {
+			if (replies.get(i).failed()) {
+				failures.add(explainNode(i, replies.get(i).error()));
+			}
+		}
+		return String.join("; ", failures);
 	}
 
 	private void undo(String name, String owner, String attempt) {
@@ -365,6 +499,12 @@ public final class RedlockBackend implements LockBackend {
 		long now = System.nanoTime();
 		for (int i = 0; i < count; i++) {
 			int index = i;
+			int same = this.sameServerAs.get(i);
+			if (same != -1) {
+				arrived.add(new Indexed<>(index, new Reply<>(null, new IllegalStateException("it reaches the same "
+						+ "server as Redlock node " + (same + 1) + " and does not count"))));
+				continue;
+			}
 			if (now - this.downUntil.get(i) < 0) {
 				arrived.add(new Indexed<>(index, new Reply<>(null, new IllegalStateException("node " + index
 						+ " did not answer recently; skipped until it is probed again"))));
@@ -380,7 +520,7 @@ public final class RedlockBackend implements LockBackend {
 			reply.whenComplete((value, error) -> arrived.add(new Indexed<>(index,
 					(error == null) ? new Reply<>(value, null) : new Reply<>(null, unwrap(error)))));
 		}
-		List<Reply<T>> replies = new ArrayList<>(java.util.Collections.nCopies(count, null));
+		List<Reply<T>> replies = new ArrayList<>(Collections.nCopies(count, null));
 		List<Reply<T>> received = new ArrayList<>(count);
 		long deadline = now + timeout.toNanos();
 		boolean interrupted = false;
@@ -446,12 +586,12 @@ public final class RedlockBackend implements LockBackend {
 
 	private static boolean unreachable(Throwable error) {
 		return error instanceof TimeoutException || error instanceof DataAccessResourceFailureException
-				|| error instanceof QueryTimeoutException || error instanceof io.lettuce.core.RedisConnectionException
-				|| error instanceof io.lettuce.core.RedisCommandTimeoutException;
+				|| error instanceof QueryTimeoutException || error instanceof RedisConnectionException
+				|| error instanceof RedisCommandTimeoutException;
 	}
 
 	private static Throwable unwrap(Throwable error) {
-		return (error instanceof java.util.concurrent.CompletionException && error.getCause() != null) ? error.getCause()
+		return (error instanceof CompletionException && error.getCause() != null) ? error.getCause()
 				: error;
 	}
 

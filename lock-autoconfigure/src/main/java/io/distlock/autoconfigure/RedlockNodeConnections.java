@@ -1,0 +1,117 @@
+package io.distlock.autoconfigure;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.SslVerifyMode;
+import io.lettuce.core.TimeoutOptions;
+
+import org.springframework.boot.ssl.NoSuchSslBundleException;
+import org.springframework.boot.ssl.SslBundle;
+import org.springframework.boot.ssl.SslBundles;
+import org.springframework.boot.ssl.SslOptions;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration.LettuceClientConfigurationBuilder;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration.LettuceSslClientConfigurationBuilder;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+/**
+ * Builds one Lettuce connection factory per {@code distlock.redlock.nodes} entry: credentials and
+ * database from the URI, TLS for {@code rediss://} with the trust (and client) material of the SSL
+ * bundle named by {@code distlock.redlock.ssl.bundle}, the way Spring Boot's Redis auto-configuration
+ * applies {@code spring.data.redis.ssl.bundle}.
+ */
+final class RedlockNodeConnections {
+
+	private RedlockNodeConnections() {
+	}
+
+	/**
+	 * @param redlock the Redlock properties (validated)
+	 * @param sslBundles the application's SSL bundles, or {@code null} if there are none
+	 * @return started factories, one per node, in the order listed
+	 */
+	static List<LettuceConnectionFactory> create(DistLockProperties.Redlock redlock, SslBundles sslBundles) {
+		// Commands to a dead or frozen node must not hold threads for Lettuce's default minute.
+		Duration tenTimeouts = redlock.getNodeTimeout().multipliedBy(10);
+		Duration commandTimeout = (tenTimeouts.compareTo(Duration.ofSeconds(1)) > 0) ? tenTimeouts : Duration.ofSeconds(1);
+		SslBundle bundle = bundle(redlock.getSsl().getBundle(), sslBundles);
+		List<LettuceConnectionFactory> factories = new ArrayList<>();
+		try {
+			for (String node : redlock.getNodes()) {
+				RedisURI uri = RedisURI.create(node);
+				LettuceConnectionFactory factory = new LettuceConnectionFactory(
+						LettuceConnectionFactory.createRedisConfiguration(uri), clientConfiguration(uri, commandTimeout, bundle));
+				factory.afterPropertiesSet();
+				factory.start();
+				factories.add(factory);
+			}
+		}
+		catch (RuntimeException ex) {
+			factories.forEach(LettuceConnectionFactory::destroy);
+			throw ex;
+		}
+		return factories;
+	}
+
+	private static LettuceClientConfiguration clientConfiguration(RedisURI uri, Duration commandTimeout, SslBundle bundle) {
+		LettuceClientConfigurationBuilder client = LettuceClientConfiguration.builder().commandTimeout(commandTimeout);
+		// createRedisConfiguration keeps host, port, database and credentials; TLS is the client's part.
+		if (uri.isSsl()) {
+			LettuceSslClientConfigurationBuilder ssl = client.useSsl();
+			if (uri.getVerifyMode() == SslVerifyMode.NONE) {
+				ssl.disablePeerVerification();
+			}
+			else if (uri.getVerifyMode() == SslVerifyMode.CA) {
+				ssl.verifyPeer(SslVerifyMode.CA);
+			}
+			if (uri.isStartTls()) {
+				ssl.startTls();
+			}
+			client = ssl.and();
+		}
+		ClientOptions.Builder options = ClientOptions.builder().timeoutOptions(TimeoutOptions.enabled());
+		if (uri.isSsl() && bundle != null) {
+			options.sslOptions(sslOptions(bundle));
+		}
+		return client.clientOptions(options.build()).build();
+	}
+
+	private static io.lettuce.core.SslOptions sslOptions(SslBundle bundle) {
+		io.lettuce.core.SslOptions.Builder ssl = io.lettuce.core.SslOptions.builder();
+		ssl.keyManager(bundle.getManagers().getKeyManagerFactory());
+		ssl.trustManager(bundle.getManagers().getTrustManagerFactory());
+		SslOptions options = bundle.getOptions();
+		if (options.getCiphers() != null) {
+			ssl.cipherSuites(options.getCiphers());
+		}
+		if (options.getEnabledProtocols() != null) {
+			ssl.protocols(options.getEnabledProtocols());
+		}
+		return ssl.build();
+	}
+
+	private static SslBundle bundle(String name, SslBundles sslBundles) {
+		if (name == null) {
+			return null;
+		}
+		if (sslBundles == null) {
+			throw new InvalidDistLockPropertyException("distlock.redlock.ssl.bundle", name,
+					"names an SSL bundle, but the application defines none",
+					"Define it under spring.ssl.bundle.pem." + name + " or spring.ssl.bundle.jks." + name + ".");
+		}
+		try {
+			return sslBundles.getBundle(name);
+		}
+		catch (NoSuchSslBundleException ex) {
+			throw new InvalidDistLockPropertyException("distlock.redlock.ssl.bundle", name,
+					"names no SSL bundle; the application defines " + sslBundles.getBundleNames(),
+					"Define it under spring.ssl.bundle.pem." + name + " or spring.ssl.bundle.jks." + name
+							+ ", or correct the name.");
+		}
+	}
+
+}

@@ -1,0 +1,132 @@
+package io.distlock.testing;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * A TCP relay on a free loopback port that forwards each connection to a target port, which a test
+ * can change ({@link #retarget}) and whose connections it can cut ({@link #cutAll}): a name in a
+ * client's configuration that starts to reach another server after a reconnect. Written here
+ * because no library on the build's classpath does this without Docker (Toxiproxy needs it).
+ */
+public final class TcpRelay implements AutoCloseable {
+
+	private final ServerSocket listener;
+
+	private final List<Socket> open = new CopyOnWriteArrayList<>();
+
+	private volatile int targetPort;
+
+	private volatile boolean closed;
+
+	/**
+	 * Starts relaying to {@code targetPort} on 127.0.0.1.
+	 * @param targetPort where connections go
+	 */
+	public TcpRelay(int targetPort) {
+		this.targetPort = targetPort;
+		try {
+			this.listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+		Thread acceptor = new Thread(this::accept, "tcp-relay-" + port());
+		acceptor.setDaemon(true);
+		acceptor.start();
+	}
+
+	/** @return the port clients connect to */
+	public int port() {
+		return this.listener.getLocalPort();
+	}
+
+	/** @param targetPort where new connections go from now on */
+	public void retarget(int targetPort) {
+		this.targetPort = targetPort;
+	}
+
+	/** Closes every relayed connection; clients see their connection reset. */
+	public void cutAll() {
+		for (Socket socket : this.open) {
+			closeQuietly(socket);
+		}
+		this.open.clear();
+	}
+
+	@Override
+	public void close() {
+		this.closed = true;
+		closeQuietly(this.listener);
+		cutAll();
+	}
+
+	private void accept() {
+		while (!this.closed) {
+			try {
+				Socket client = this.listener.accept();
+				Socket server = new Socket();
+				try {
+					server.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), this.targetPort), 2000);
+				}
+				catch (IOException ex) {
+					closeQuietly(client);
+					closeQuietly(server);
+					continue;
+				}
+				this.open.add(client);
+				this.open.add(server);
+				pump(client, server);
+				pump(server, client);
+			}
+			catch (IOException ex) {
+				if (!this.closed) {
+					continue;
+				}
+				return;
+			}
+		}
+	}
+
+	private void pump(Socket from, Socket to) {
+		Thread thread = new Thread(() -> {
+			byte[] buffer = new byte[8192];
+			try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
+				int read;
+				while ((read = in.read(buffer)) != -1) {
+					out.write(buffer, 0, read);
+					out.flush();
+				}
+			}
+			catch (IOException ex) {
+				// The other side closed or the relay cut it.
+			}
+			finally {
+				closeQuietly(from);
+				closeQuietly(to);
+				this.open.remove(from);
+				this.open.remove(to);
+			}
+		}, "tcp-relay-pump-" + port());
+		thread.setDaemon(true);
+		thread.start();
+	}
+
+	private static void closeQuietly(AutoCloseable closeable) {
+		try {
+			closeable.close();
+		}
+		catch (Exception ex) {
+			// Closing anyway.
+		}
+	}
+
+}
