@@ -21,6 +21,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 import java.util.stream.Collectors;
 
+import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisCommandInterruptedException;
 import io.lettuce.core.RedisCommandTimeoutException;
@@ -69,8 +70,8 @@ public final class RedisLockBackend implements LockBackend {
 
 	private final RedisConnectionFactory connectionFactory;
 
-	/** Connection listeners registered by {@link #onConnected(Runnable)}, removed on close. */
-	private final List<RedisConnectionStateListener> connectionListeners = new CopyOnWriteArrayList<>();
+	/** Removes the connection listeners registered by {@link #onConnected(Runnable)}; run on close. */
+	private final List<Runnable> connectionListeners = new CopyOnWriteArrayList<>();
 
 	/**
 	 * Leaves queues where scripts go through the template, whose calls block: a caller past its
@@ -124,15 +125,16 @@ public final class RedisLockBackend implements LockBackend {
 	 * @param action what to run
 	 */
 	public void onConnected(Runnable action) {
-		if (this.connectionFactory instanceof LettuceConnectionFactory lettuce && lettuce.getNativeClient() != null) {
+		if (this.connectionFactory instanceof LettuceConnectionFactory lettuce && lettuce.isRunning()) {
+			AbstractRedisClient client = lettuce.getNativeClient();
 			RedisConnectionStateListener listener = new RedisConnectionStateListener() {
 				@Override
 				public void onRedisConnected(RedisChannelHandler<?, ?> connection, SocketAddress address) {
 					action.run();
 				}
 			};
-			lettuce.getNativeClient().addListener(listener);
-			this.connectionListeners.add(listener);
+			client.addListener(listener);
+			this.connectionListeners.add(() -> client.removeListener(listener));
 		}
 	}
 
@@ -491,9 +493,7 @@ public final class RedisLockBackend implements LockBackend {
 
 	@Override
 	public void close() {
-		if (this.connectionFactory instanceof LettuceConnectionFactory lettuce && lettuce.getNativeClient() != null) {
-			this.connectionListeners.forEach(lettuce.getNativeClient()::removeListener);
-		}
+		this.connectionListeners.forEach(Runnable::run);
 		this.subscriber.close();
 		// Queued leaves still go out; the threads end when they are done.
 		this.leaves.shutdown();
