@@ -6,7 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -25,8 +27,14 @@ import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.scheduling.annotation.Async;
+import org.springframework.scheduling.annotation.EnableAsync;
+import org.springframework.scheduling.concurrent.ThreadPoolTaskExecutor;
 import org.springframework.util.StringUtils;
 
+import reactor.core.publisher.Mono;
+
+import io.distlock.aop.InvalidLockAnnotationException;
 import io.distlock.testing.RedisServerExtension;
 
 /**
@@ -288,12 +296,121 @@ class DistributedLockMisuseTests {
 
 	}
 
+	@Test
+	void aMethodReturningAFutureStopsTheStartInsteadOfRunningUnlocked() {
+		assertThatThrownBy(() -> start(FutureReturningConfiguration.class)).satisfies(failure -> {
+			Throwable cause = failure;
+			while (cause != null && !(cause instanceof InvalidLockAnnotationException)) {
+				cause = cause.getCause();
+			}
+			assertThat(cause).as("InvalidLockAnnotationException in %s", failure).isNotNull();
+			assertThat(cause.getMessage()).contains("FutureReturning.ship()")
+				.contains("returns a CompletableFuture")
+				.contains("runs after the method has returned");
+		});
+	}
+
+	@Test
+	void aMethodReturningAMonoStopsTheStartToo() {
+		assertThatThrownBy(() -> start(MonoReturningConfiguration.class)).hasStackTraceContaining("MonoReturning.ship()")
+			.hasStackTraceContaining("returns a Mono");
+	}
+
+	@Test
+	void asyncMethodsRunTheirWholeBodyLockedOnTheExecutorThread() throws Exception {
+		AsyncShipping first = start(AsyncConfiguration.class).getBean(AsyncShipping.class);
+		AsyncShipping second = start(AsyncConfiguration.class).getBean(AsyncShipping.class);
+		List<CompletableFuture<String>> calls = new ArrayList<>();
+		for (int i = 0; i < 6; i++) {
+			calls.add(((i % 2 == 0) ? first : second).ship());
+		}
+		for (CompletableFuture<String> call : calls) {
+			assertThat(call.get(30, TimeUnit.SECONDS)).startsWith("distlock-test-async-");
+		}
+		assertThat(AsyncShipping.maxInside).as("bodies inside at once, across two instances").hasValue(1);
+	}
+
 	@Configuration(proxyBeanMethods = false)
 	static class ValueKeysConfiguration {
 
 		@Bean
 		ValueKeys valueKeys() {
 			return new ValueKeys();
+		}
+
+	}
+
+	static class FutureReturning {
+
+		@DistributedLock(key = "'future'")
+		public CompletableFuture<String> ship() {
+			return CompletableFuture.supplyAsync(() -> "shipped");
+		}
+
+	}
+
+	static class MonoReturning {
+
+		@DistributedLock(key = "'mono'")
+		public Mono<String> ship() {
+			return Mono.fromSupplier(() -> "shipped");
+		}
+
+	}
+
+	static class AsyncShipping {
+
+		static final AtomicInteger inside = new AtomicInteger();
+
+		static final AtomicInteger maxInside = new AtomicInteger();
+
+		@Async
+		@DistributedLock(key = "'async-ship'", waitTime = "20s")
+		public CompletableFuture<String> ship() throws InterruptedException {
+			maxInside.accumulateAndGet(inside.incrementAndGet(), Math::max);
+			Thread.sleep(30);
+			inside.decrementAndGet();
+			return CompletableFuture.completedFuture(Thread.currentThread().getName());
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class FutureReturningConfiguration {
+
+		@Bean
+		FutureReturning futureReturning() {
+			return new FutureReturning();
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class MonoReturningConfiguration {
+
+		@Bean
+		MonoReturning monoReturning() {
+			return new MonoReturning();
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@EnableAsync
+	static class AsyncConfiguration {
+
+		@Bean
+		AsyncShipping asyncShipping() {
+			return new AsyncShipping();
+		}
+
+		@Bean
+		Executor taskExecutor() {
+			ThreadPoolTaskExecutor executor = new ThreadPoolTaskExecutor();
+			executor.setCorePoolSize(4);
+			executor.setThreadNamePrefix("distlock-test-async-");
+			executor.initialize();
+			return executor;
 		}
 
 	}

@@ -81,6 +81,14 @@ public final class LockAttributeSource {
 
 	private LockAttribute toAttribute(Method method, DistributedLock annotation) {
 		String description = describe(method);
+		String deferred = DeferredResultTypes.deferredWorkType(method);
+		if (deferred != null) {
+			throw new InvalidLockAnnotationException("@DistributedLock on " + description + ": the method returns a "
+					+ deferred + ", whose work runs after the method has returned, and so after its locks would be "
+					+ "released. Locking such methods is not supported yet: lock inside the work itself (DistLock), "
+					+ "return the result synchronously, or make the method @Async so that its body runs locked on the "
+					+ "executor's thread", null);
+		}
 		List<Expression> keys = new ArrayList<>();
 		for (String key : annotation.key()) {
 			keys.add(parseExpression(description, "key", key));
