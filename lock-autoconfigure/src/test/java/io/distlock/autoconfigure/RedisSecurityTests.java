@@ -103,6 +103,20 @@ class RedisSecurityTests {
 	}
 
 	@Test
+	void aSingleRedisOverTlsFollowsSpringDataRedisSsl() {
+		runner().withPropertyValues("spring.data.redis.host=localhost", "spring.data.redis.port=" + tlsPorts.get(2),
+				"spring.data.redis.username=locks", "spring.data.redis.password=" + PASSWORD,
+				"spring.data.redis.ssl.bundle=redis").run(context -> {
+					RedisLockRegistry registry = context.getBean(RedisLockRegistry.class);
+					DistLock lock = registry.getLock("single-tls");
+					assertThat(lock.tryLock(Duration.ofSeconds(5))).isTrue();
+					assertThat(lock.getFencingToken()).isPositive();
+					lock.unlock();
+					assertThat(registry.backendHealth().up()).isTrue();
+				});
+	}
+
+	@Test
 	void anUntrustedCertificateStopsTheStartNamingTheNodeAndTheFix(CapturedOutput output) {
 		runner().withPropertyValues(tlsNodes(PASSWORD)).run(context -> {
 			assertThat(context).hasFailed();
