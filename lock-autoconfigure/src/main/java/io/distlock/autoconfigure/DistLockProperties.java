@@ -350,25 +350,29 @@ public class DistLockProperties implements InitializingBean {
 								+ "distlock.redlock.nodes to use the single Redis of spring.data.redis.");
 			}
 			Set<String> seen = new HashSet<>();
-			for (String node : this.nodes) {
-				String address;
+			for (int i = 0; i < this.nodes.size(); i++) {
+				String node = this.nodes.get(i);
+				String shown = RedisUriText.redact(node, i + 1);
+				RedisURI uri;
 				try {
-					RedisURI uri = RedisURI.create(node);
-					address = uri.getHost().toLowerCase(Locale.ROOT) + ":" + uri.getPort() + "/" + uri.getDatabase();
+					uri = RedisURI.create(node);
 				}
 				catch (RuntimeException ex) {
-					throw new InvalidDistLockPropertyException("distlock.redlock.nodes", RedisUriText.redact(node),
-							"is not a Redis URI (" + RedisUriText.redact(String.valueOf(ex.getMessage())) + ")",
-							"Write each node as redis://host:port, or rediss://user:password@host:port for TLS.");
+					// The parser's message quotes the raw entry, password and all: name the entry instead.
+					throw new InvalidDistLockPropertyException("distlock.redlock.nodes", RedisUriText.redact(this.nodes),
+							"entry " + (i + 1) + " is not a Redis URI (" + ex.getClass().getSimpleName() + ")",
+							"Write each node as redis://host:port, or rediss://user:password@host:port for TLS; "
+									+ "percent-encode special characters in the password.");
 				}
+				String address = uri.getHost().toLowerCase(Locale.ROOT) + ":" + uri.getPort() + "/" + uri.getDatabase();
 				if (!seen.add(address)) {
 					throw new InvalidDistLockPropertyException("distlock.redlock.nodes", RedisUriText.redact(this.nodes),
-							"lists " + RedisUriText.redact(node) + " twice; a duplicate would count twice towards the majority",
+							"lists " + shown + " twice; a duplicate would count twice towards the majority",
 							"List every independent master once.");
 				}
-				if (this.ssl.getBundle() != null && !node.regionMatches(true, 0, "rediss:", 0, 7)) {
+				if (this.ssl.getBundle() != null && !uri.isSsl()) {
 					throw new InvalidDistLockPropertyException("distlock.redlock.ssl.bundle", this.ssl.getBundle(),
-							"is set, but node " + RedisUriText.redact(node) + " is not a TLS URI",
+							"is set, but node " + shown + " is not a TLS URI",
 							"Write every Redlock node as rediss://host:port (the server's tls-port), or remove "
 									+ "distlock.redlock.ssl.bundle.");
 				}

@@ -1,47 +1,64 @@
 package io.distlock.autoconfigure;
 
+import java.util.ArrayList;
 import java.util.List;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
+
+import io.lettuce.core.RedisURI;
+
+import org.springframework.data.redis.connection.RedisConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
- * Redis URIs as they may appear in an error message: the password replaced by {@code ****}, the
- * user name kept (it helps to find the wrong entry and is no secret).
+ * Redis URIs as they may appear in an error message: rebuilt from the parsed URI with the password
+ * replaced by {@code ****} and the user name kept (it helps to find the wrong entry and is no
+ * secret). The raw text is never echoed: a password may hold any character, so no pattern over
+ * the text can be trusted to find its end.
  */
 final class RedisUriText {
-
-	/**
-	 * {@code scheme://} then user info up to the token's last '@' (greedy, so that an unencoded '@'
-	 * or '/' in a password is still covered); tokens end at white space, commas, brackets and quotes.
-	 */
-	private static final Pattern USER_INFO = Pattern.compile("(?i)(redis(?:s|-sentinel|s-sentinel|-socket)?://)([^\\s,\\[\\]']*)@");
 
 	private RedisUriText() {
 	}
 
 	/**
-	 * @param text a URI, or a message that may contain URIs
-	 * @return the text with every password replaced
+	 * @param uri one configured node
+	 * @param position its place in the list, counted from 1, for an entry that does not parse
+	 * @return e.g. {@code rediss://locks:****@redis-1:6380/2}, or {@code entry 3 (not a Redis URI)}
 	 */
-	static String redact(String text) {
-		if (text == null) {
-			return null;
+	static String redact(String uri, int position) {
+		RedisURI parsed;
+		try {
+			parsed = RedisURI.create(uri);
 		}
-		return USER_INFO.matcher(text).replaceAll(match -> {
-			String userInfo = match.group(2);
-			int colon = userInfo.indexOf(':');
-			// redis://secret@host is a password alone, redis://user:secret@host a user and a password.
-			String kept = (colon >= 0) ? userInfo.substring(0, colon) + ":****" : "****";
-			return Matcher.quoteReplacement(match.group(1) + kept + "@");
-		});
+		catch (RuntimeException ex) {
+			return "entry " + position + " (not a Redis URI)";
+		}
+		StringBuilder text = new StringBuilder(parsed.isSsl() ? "rediss://" : "redis://");
+		RedisConfiguration configuration = LettuceConnectionFactory.createRedisConfiguration(parsed);
+		if (configuration instanceof RedisConfiguration.WithAuthentication credentials) {
+			if (credentials.getUsername() != null) {
+				text.append(credentials.getUsername()).append(":****@");
+			}
+			else if (credentials.getPassword().isPresent()) {
+				text.append("****@");
+			}
+		}
+		text.append(parsed.getHost()).append(':').append(parsed.getPort());
+		if (parsed.getDatabase() != 0) {
+			text.append('/').append(parsed.getDatabase());
+		}
+		return text.toString();
 	}
 
 	/**
-	 * @param uris URIs
+	 * @param uris configured nodes
 	 * @return each redacted
 	 */
 	static List<String> redact(List<String> uris) {
-		return uris.stream().map(RedisUriText::redact).toList();
+		List<String> redacted = new ArrayList<>(uris.size());
+		for (int i = 0; i < uris.size(); i++) {
+			redacted.add(redact(uris.get(i), i + 1));
+		}
+		return redacted;
 	}
 
 }

@@ -3,34 +3,47 @@ package io.distlock.aop;
 import java.lang.reflect.Method;
 import java.util.List;
 
+import org.springframework.core.KotlinDetector;
+import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.scheduling.annotation.Async;
 import org.springframework.util.ClassUtils;
 
 /**
- * Recognises return types whose work completes after the method returns (futures, reactive
- * publishers, Kotlin flows): a lock released when such a method returns protects nothing, so the
- * interceptor must not pretend to lock them. Types are matched by name, so Reactor and Kotlin stay
- * optional.
+ * Recognises methods whose work completes after they return: futures, every reactive type Spring
+ * knows (Reactor, RxJava, Mutiny, Kotlin {@code Flow} and {@code Deferred}), Spring MVC's deferred
+ * results, and Kotlin {@code suspend} functions. A lock released when such a method returns
+ * protects nothing, so the interceptor must not pretend to lock them. Types are matched by name,
+ * so none of those libraries is needed.
  */
 final class DeferredResultTypes {
 
 	private static final List<String> DEFERRED = List.of("java.util.concurrent.CompletionStage",
-			"java.util.concurrent.Future", "org.reactivestreams.Publisher", "kotlinx.coroutines.flow.Flow");
+			"java.util.concurrent.Future", "java.util.concurrent.Callable", "java.util.concurrent.Flow$Publisher",
+			"org.reactivestreams.Publisher", "kotlinx.coroutines.flow.Flow",
+			"org.springframework.web.context.request.async.DeferredResult",
+			"org.springframework.web.context.request.async.WebAsyncTask");
 
 	private DeferredResultTypes() {
 	}
 
 	/**
 	 * @param method an annotated method
-	 * @return the deferred type it returns (simple name), or {@code null} if its work is done when it
-	 * returns; {@code @Async} methods count as done, since their locked body runs whole on the
-	 * executor's thread and typically returns a completed future
+	 * @param targetClass the class of the bean it is called on, or {@code null}
+	 * @return what it returns (simple name) if its work runs after it returns, else {@code null};
+	 * {@code @Async} methods count as done, since their locked body runs whole on the executor's
+	 * thread and typically returns a completed future
 	 */
-	static String deferredWorkType(Method method) {
+	static String deferredWorkType(Method method, Class<?> targetClass) {
+		if (KotlinDetector.isSuspendingFunction(method)) {
+			return "Kotlin suspend function's result";
+		}
 		Class<?> type = method.getReturnType();
-		if (type.isPrimitive() || isAsync(method)) {
+		if (type.isPrimitive() || type == Object.class || isAsync(method, targetClass)) {
 			return null;
+		}
+		if (ReactiveAdapterRegistry.getSharedInstance().getAdapter(type) != null) {
+			return type.getSimpleName();
 		}
 		ClassLoader loader = (type.getClassLoader() != null) ? type.getClassLoader()
 				: DeferredResultTypes.class.getClassLoader();
@@ -42,9 +55,10 @@ final class DeferredResultTypes {
 		return null;
 	}
 
-	private static boolean isAsync(Method method) {
+	private static boolean isAsync(Method method, Class<?> targetClass) {
 		return AnnotatedElementUtils.hasAnnotation(method, Async.class)
-				|| AnnotatedElementUtils.hasAnnotation(method.getDeclaringClass(), Async.class);
+				|| AnnotatedElementUtils.hasAnnotation(method.getDeclaringClass(), Async.class)
+				|| (targetClass != null && AnnotatedElementUtils.hasAnnotation(targetClass, Async.class));
 	}
 
 }

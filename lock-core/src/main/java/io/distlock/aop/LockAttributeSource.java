@@ -76,12 +76,12 @@ public final class LockAttributeSource {
 			Class<?> type = (targetClass != null) ? targetClass : specific.getDeclaringClass();
 			annotation = AnnotatedElementUtils.findMergedAnnotation(type, DistributedLock.class);
 		}
-		return (annotation != null) ? toAttribute(specific, annotation) : NONE;
+		return (annotation != null) ? toAttribute(specific, targetClass, annotation) : NONE;
 	}
 
-	private LockAttribute toAttribute(Method method, DistributedLock annotation) {
+	private LockAttribute toAttribute(Method method, Class<?> targetClass, DistributedLock annotation) {
 		String description = describe(method);
-		String deferred = DeferredResultTypes.deferredWorkType(method);
+		String deferred = DeferredResultTypes.deferredWorkType(method, targetClass);
 		if (deferred != null) {
 			throw new InvalidLockAnnotationException("@DistributedLock on " + description + ": the method returns a "
 					+ deferred + ", whose work runs after the method has returned, and so after its locks would be "

@@ -60,8 +60,7 @@ public final class RedisFailures {
 			if (message.startsWith("NOPERM")) {
 				return Cause.PERMISSION;
 			}
-			if (cause instanceof SSLException || cause instanceof CertificateException
-					|| cause.getClass().getName().equals("io.netty.handler.ssl.NotSslRecordException")) {
+			if (isTlsMisconfiguration(cause)) {
 				return Cause.TLS;
 			}
 			if (cause instanceof ConnectException || cause instanceof UnknownHostException) {
@@ -69,6 +68,23 @@ public final class RedisFailures {
 			}
 		}
 		return Cause.OTHER;
+	}
+
+	/**
+	 * Only what no retry mends: an untrusted or mismatched certificate, a TLS client on a plain port.
+	 * A handshake cut short or timed out (an overloaded server, a load balancer) is not.
+	 */
+	private static boolean isTlsMisconfiguration(Throwable cause) {
+		if (cause instanceof CertificateException
+				|| cause.getClass().getName().equals("io.netty.handler.ssl.NotSslRecordException")) {
+			return true;
+		}
+		if (!(cause instanceof SSLException)) {
+			return false;
+		}
+		String message = String.valueOf(cause.getMessage()).toLowerCase(Locale.ROOT);
+		return message.contains("pkix") || message.contains("certificate") || message.contains("certification path")
+				|| message.contains("subject alternative") || message.contains("unknown_ca");
 	}
 
 	/**

@@ -18,6 +18,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
@@ -79,8 +80,24 @@ public final class RedlockBackend implements LockBackend {
 	 */
 	private final AtomicReferenceArray<String> serverIds;
 
-	/** Per node: the index of an earlier node that reaches the same server, or -1. Such a node never counts. */
+	/**
+	 * Per node: the index of an earlier node that reaches the same server, {@link #UNVERIFIED} while
+	 * a reconnected node has not said which server it reached, or -1. Only -1 counts. Rebuilt whole,
+	 * under {@link #identities}, from {@link #serverIds}.
+	 */
 	private final AtomicIntegerArray sameServerAs;
+
+	/** Per node: numbers its (re)connections, so that an older identity answer never overwrites a newer one. */
+	private final AtomicLongArray connections;
+
+	private final Object identities = new Object();
+
+	private static final int UNVERIFIED = -2;
+
+	/** How often a reconnected node that did not say which server it is gets asked again. */
+	private static final Duration IDENTITY_RETRY = Duration.ofSeconds(1);
+
+	private volatile boolean closed;
 
 	/** Numbers this client's acquisition attempts; with the owner id they are unique. */
 	private final AtomicLong attempts = new AtomicLong();
@@ -104,6 +121,7 @@ public final class RedlockBackend implements LockBackend {
 		this.quorum = RedlockMath.quorum(nodes.size());
 		this.serverIds = new AtomicReferenceArray<>(nodes.size());
 		this.sameServerAs = new AtomicIntegerArray(nodes.size());
+		this.connections = new AtomicLongArray(nodes.size());
 		for (int i = 0; i < nodes.size(); i++) {
 			this.sameServerAs.set(i, -1);
 		}
@@ -130,7 +148,7 @@ public final class RedlockBackend implements LockBackend {
 		for (int i = 0; i < nodes.size(); i++) {
 			int index = i;
 			// Lettuce reconnects by itself, maybe to another server behind the same name: ask again.
-			nodes.get(i).onConnected(() -> this.calls.execute(() -> checkIdentity(index)));
+			nodes.get(i).onConnected(() -> reconnected(index));
 		}
 	}
 
@@ -199,36 +217,90 @@ public final class RedlockBackend implements LockBackend {
 	}
 
 	/**
-	 * Asks a node that (re)connected which server it reached; if an earlier-listed node reaches the
-	 * same one, this node stops counting until it reaches another.
+	 * A node's connection was (re)established, maybe to another server behind the same name: it
+	 * stops counting until it has said which server it reached. Runs on Lettuce's I/O thread, so
+	 * the question is asked from the pool.
 	 */
-	private void checkIdentity(int index) {
-		String id;
+	private void reconnected(int index) {
+		long connection = this.connections.incrementAndGet(index);
+		synchronized (this.identities) {
+			this.serverIds.set(index, null);
+			this.sameServerAs.set(index, UNVERIFIED);
+		}
 		try {
-			id = this.nodes.get(index).serverId();
+			this.calls.execute(() -> checkIdentity(index, connection));
 		}
-		catch (RuntimeException ex) {
-			log.debug("Could not ask Redlock node {} which server it is", this.nodes.get(index).description(), ex);
-			return;
+		catch (RejectedExecutionException closing) {
+			// The backend is closing.
 		}
-		this.serverIds.set(index, id);
-		int same = -1;
-		for (int j = 0; j < this.nodes.size(); j++) {
-			if (j != index && id.equals(this.serverIds.get(j))) {
-				same = j;
-				break;
+	}
+
+	/**
+	 * Asks a reconnected node which server it reached, until it answers or reconnects again, then
+	 * decides anew which nodes count: of entries that reach one server, only the first listed.
+	 */
+	private void checkIdentity(int index, long connection) {
+		String id = null;
+		while (id == null && !this.closed && this.connections.get(index) == connection) {
+			try {
+				id = this.nodes.get(index).serverId();
+			}
+			catch (RuntimeException ex) {
+				log.debug("Could not ask Redlock node {} which server it is; asking again",
+						this.nodes.get(index).description(), ex);
+				try {
+					Thread.sleep(IDENTITY_RETRY.toMillis());
+				}
+				catch (InterruptedException interrupted) {
+					return;
+				}
 			}
 		}
-		// The later-listed of the two stops counting, whichever reconnected.
-		int later = (same == -1) ? index : Math.max(index, same);
-		int earlier = (same == -1) ? -1 : Math.min(index, same);
-		int before = this.sameServerAs.getAndSet(later, earlier);
-		if (earlier != -1 && before != earlier) {
-			log.error("{} Its answers no longer count towards the majority of {}; fix distlock.redlock.nodes.",
-					sameServerMessage(earlier, later), this.quorum);
+		if (id == null) {
+			return;
 		}
-		else if (earlier == -1 && before != -1) {
-			log.info("Redlock node {} reaches a server of its own again and counts again", this.nodes.get(index).description());
+		synchronized (this.identities) {
+			if (this.connections.get(index) != connection) {
+				// A newer connection asks for itself.
+				return;
+			}
+			this.serverIds.set(index, id);
+			decideWhichNodesCount();
+		}
+	}
+
+	/**
+	 * Of the nodes whose server is known, the first listed per server counts; the others do not.
+	 * Exclusions are applied before inclusions, so that a reader never sees two nodes of one server
+	 * both counting, not even halfway through.
+	 */
+	private void decideWhichNodesCount() {
+		int[] decided = new int[this.nodes.size()];
+		for (int i = 0; i < decided.length; i++) {
+			String id = this.serverIds.get(i);
+			decided[i] = (id == null) ? UNVERIFIED : -1;
+			for (int j = 0; j < i && id != null; j++) {
+				if (id.equals(this.serverIds.get(j))) {
+					decided[i] = j;
+					break;
+				}
+			}
+		}
+		for (boolean including : new boolean[] { false, true }) {
+			for (int i = 0; i < decided.length; i++) {
+				if ((decided[i] == -1) != including) {
+					continue;
+				}
+				int before = this.sameServerAs.getAndSet(i, decided[i]);
+				if (decided[i] >= 0 && before != decided[i]) {
+					log.error("{} Its answers do not count towards the majority of {}; fix distlock.redlock.nodes.",
+							sameServerMessage(decided[i], i), this.quorum);
+				}
+				else if (decided[i] == -1 && before >= 0) {
+					log.info("Redlock node {} reaches a server of its own again and counts again",
+							this.nodes.get(i).description());
+				}
+			}
 		}
 	}
 
@@ -406,8 +478,8 @@ public final class RedlockBackend implements LockBackend {
 			boolean up = reply.answered() && reply.value().up();
 			int same = this.sameServerAs.get(i);
 			reachable += (up && same == -1) ? 1 : 0;
-			nodeStates.put(this.nodes.get(i).description(), (same != -1) ? "SAME SERVER AS NODE " + (same + 1)
-					: up ? "UP" : "DOWN");
+			nodeStates.put(this.nodes.get(i).description(), (same >= 0) ? "SAME SERVER AS NODE " + (same + 1)
+					: (same == UNVERIFIED) ? "RECONNECTING" : up ? "UP" : "DOWN");
 		}
 		return new Health(reachable >= this.quorum,
 				Map.of("nodes", nodeStates, "reachable", reachable, "quorum", this.quorum));
@@ -415,6 +487,7 @@ public final class RedlockBackend implements LockBackend {
 
 	@Override
 	public void close() {
+		this.closed = true;
 		this.nodes.forEach(RedisLockBackend::close);
 		this.calls.shutdownNow();
 	}
@@ -501,8 +574,9 @@ public final class RedlockBackend implements LockBackend {
 			int index = i;
 			int same = this.sameServerAs.get(i);
 			if (same != -1) {
-				arrived.add(new Indexed<>(index, new Reply<>(null, new IllegalStateException("it reaches the same "
-						+ "server as Redlock node " + (same + 1) + " and does not count"))));
+				arrived.add(new Indexed<>(index, new Reply<>(null, new IllegalStateException((same == UNVERIFIED)
+						? "it reconnected and has not yet said which server it reached"
+						: "it reaches the same server as Redlock node " + (same + 1) + " and does not count"))));
 				continue;
 			}
 			if (now - this.downUntil.get(i) < 0) {

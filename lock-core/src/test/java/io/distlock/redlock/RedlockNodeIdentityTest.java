@@ -97,6 +97,35 @@ class RedlockNodeIdentityTest {
 		assertThat(acquired).as("a lock granted by one server reached under two names").isFalse();
 	}
 
+	@Test
+	void aNodeLeftOutForAnotherEntrysSakeCountsAgainWhenThatEntryMovesOn() throws Exception {
+		RedisServerProcess first = server();
+		RedisServerProcess second = server();
+		RedisServerProcess third = server();
+		TcpRelay relay = new TcpRelay(first.port());
+		this.opened.add(relay);
+		RedlockLockRegistry registry = registry(List.of(node("127.0.0.1", relay.port(), 0),
+				node("127.0.0.1", second.port(), 0), node("127.0.0.1", third.port(), 0)));
+		String secondNode = "127.0.0.1:" + second.port();
+
+		// The first entry now reaches the second server: the later-listed second entry stops counting.
+		relay.retarget(second.port());
+		relay.cutAll();
+		await().atMost(Duration.ofSeconds(20))
+			.untilAsserted(() -> assertThat(nodeStates(registry)).containsEntry(secondNode, "SAME SERVER AS NODE 1"));
+
+		// Back to its own server: both count again, without the second entry reconnecting.
+		relay.retarget(first.port());
+		relay.cutAll();
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+			assertThat(nodeStates(registry)).containsEntry(secondNode, "UP").containsEntry("127.0.0.1:" + relay.port(), "UP");
+			assertThat(registry.backendHealth().details()).containsEntry("reachable", 3);
+		});
+		DistLock lock = registry.getLock("identity-back");
+		assertThat(lock.tryLock(Duration.ofSeconds(5))).isTrue();
+		lock.unlock();
+	}
+
 	@SuppressWarnings("unchecked")
 	private static Map<String, Object> nodeStates(RedlockLockRegistry registry) {
 		return (Map<String, Object>) registry.backendHealth().details().get("nodes");
