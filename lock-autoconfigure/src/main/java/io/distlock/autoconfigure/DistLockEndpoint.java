@@ -9,7 +9,7 @@ import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 
 import io.distlock.HoldInfo;
-import io.distlock.core.LockEngine;
+import io.distlock.LockRegistryStats;
 
 /**
  * The {@code distlock} Actuator endpoint: the locks this instance holds and the locks its threads
@@ -19,23 +19,23 @@ import io.distlock.core.LockEngine;
 @Endpoint(id = "distlock")
 public class DistLockEndpoint {
 
-	private final LockEngine engine;
+	private final LockRegistryStats stats;
 
-	DistLockEndpoint(LockEngine engine) {
-		this.engine = engine;
+	DistLockEndpoint(LockRegistryStats stats) {
+		this.stats = stats;
 	}
 
 	/** @return this instance's holds and waiters */
 	@ReadOperation
 	public LocksDescriptor locks() {
-		List<HoldDescriptor> holds = this.engine.heldLocks().stream().map(this::describe).toList();
-		return new LocksDescriptor(holds, this.engine.waiters());
+		List<HoldDescriptor> holds = this.stats.heldLocks().stream().map(this::describe).toList();
+		return new LocksDescriptor(holds, this.stats.waiters());
 	}
 
 	private HoldDescriptor describe(HoldInfo hold) {
 		Duration leaseLeft;
 		try {
-			leaseLeft = this.engine.remainingLease(hold.lockName());
+			leaseLeft = this.stats.remainingLease(hold.lockName());
 		}
 		catch (RuntimeException unreachable) {
 			leaseLeft = null;

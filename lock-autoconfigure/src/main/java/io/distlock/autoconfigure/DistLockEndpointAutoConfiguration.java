@@ -7,7 +7,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
 
-import io.distlock.core.LockEngine;
+import io.distlock.LockRegistryStats;
 
 /**
  * The {@code distlock} Actuator endpoint, when Actuator is present and the endpoint is exposed.
@@ -18,10 +18,10 @@ public class DistLockEndpointAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	@ConditionalOnBean(LockEngine.class)
+	@ConditionalOnBean(LockRegistryStats.class)
 	@ConditionalOnAvailableEndpoint(endpoint = DistLockEndpoint.class)
-	DistLockEndpoint distLockEndpoint(LockEngine engine) {
-		return new DistLockEndpoint(engine);
+	DistLockEndpoint distLockEndpoint(LockRegistryStats stats) {
+		return new DistLockEndpoint(stats);
 	}
 
 }

@@ -8,7 +8,7 @@ import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEn
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
 
-import io.distlock.core.LockEngine;
+import io.distlock.LockRegistryStats;
 
 /**
  * The {@code distlock} health indicator, when Spring Boot's health support is present.
@@ -20,9 +20,9 @@ public class DistLockHealthContributorAutoConfiguration {
 
 	@Bean(name = "distlockHealthIndicator")
 	@ConditionalOnMissingBean(name = "distlockHealthIndicator")
-	@ConditionalOnBean(LockEngine.class)
-	DistLockHealthIndicator distlockHealthIndicator(LockEngine engine) {
-		return new DistLockHealthIndicator(engine);
+	@ConditionalOnBean(LockRegistryStats.class)
+	DistLockHealthIndicator distlockHealthIndicator(LockRegistryStats stats) {
+		return new DistLockHealthIndicator(stats);
 	}
 
 }

@@ -3,8 +3,7 @@ package io.distlock.autoconfigure;
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
 
-import io.distlock.core.LockBackend;
-import io.distlock.core.LockEngine;
+import io.distlock.LockRegistryStats;
 
 /**
  * Whether the lock backend answers: a PING to the Redis server, or to each Redlock node with the
@@ -12,16 +11,16 @@ import io.distlock.core.LockEngine;
  */
 class DistLockHealthIndicator extends AbstractHealthIndicator {
 
-	private final LockEngine engine;
+	private final LockRegistryStats stats;
 
-	DistLockHealthIndicator(LockEngine engine) {
+	DistLockHealthIndicator(LockRegistryStats stats) {
 		super("distlock backend health check failed");
-		this.engine = engine;
+		this.stats = stats;
 	}
 
 	@Override
 	protected void doHealthCheck(Health.Builder builder) {
-		LockBackend.Health health = this.engine.backendHealth();
+		LockRegistryStats.BackendHealth health = this.stats.backendHealth();
 		(health.up() ? builder.up() : builder.down()).withDetails(health.details());
 	}
 

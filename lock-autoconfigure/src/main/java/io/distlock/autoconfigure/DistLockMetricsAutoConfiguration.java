@@ -10,7 +10,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.context.annotation.Bean;
 
 import io.distlock.aop.DistributedLockObserver;
-import io.distlock.core.LockEngine;
+import io.distlock.LockRegistryStats;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -36,22 +36,22 @@ import io.micrometer.core.instrument.binder.MeterBinder;
 public class DistLockMetricsAutoConfiguration {
 
 	@Bean
-	@ConditionalOnBean(LockEngine.class)
-	MeterBinder distLockEngineMeters(LockEngine engine) {
+	@ConditionalOnBean(LockRegistryStats.class)
+	MeterBinder distLockRegistryMeters(LockRegistryStats stats) {
 		return registry -> {
-			Gauge.builder("distlock.holds.active", engine, LockEngine::activeHolds)
+			Gauge.builder("distlock.holds.active", stats, LockRegistryStats::activeHolds)
 				.description("Locks held by this instance's threads now")
 				.register(registry);
-			Gauge.builder("distlock.waiters", engine, LockEngine::waitingThreads)
+			Gauge.builder("distlock.waiters", stats, LockRegistryStats::waitingThreads)
 				.description("Threads of this instance waiting for a lock now")
 				.register(registry);
-			FunctionCounter.builder("distlock.watchdog.renewals", engine, LockEngine::watchdogRenewals)
+			FunctionCounter.builder("distlock.watchdog.renewals", stats, LockRegistryStats::watchdogRenewals)
 				.description("Leases renewed by the watchdog")
 				.register(registry);
-			FunctionCounter.builder("distlock.watchdog.failures", engine, LockEngine::watchdogRenewalFailures)
+			FunctionCounter.builder("distlock.watchdog.failures", stats, LockRegistryStats::watchdogRenewalFailures)
 				.description("Lease renewals that failed because the backend could not be reached")
 				.register(registry);
-			FunctionCounter.builder("distlock.holds.lost", engine, LockEngine::lostHolds)
+			FunctionCounter.builder("distlock.holds.lost", stats, LockRegistryStats::lostHolds)
 				.description("Holds lost before their owner released them")
 				.register(registry);
 		};

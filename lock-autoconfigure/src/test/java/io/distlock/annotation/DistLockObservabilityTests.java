@@ -130,7 +130,7 @@ class DistLockObservabilityTests {
 		});
 		LockRegistry registry = context.getBean(LockRegistry.class);
 		await().atMost(Duration.ofSeconds(10))
-			.until(() -> ((io.distlock.core.LockEngine) registry).waiters().getOrDefault("report:7", 0) == 1);
+			.until(() -> ((io.distlock.LockRegistryStats) registry).waiters().getOrDefault("report:7", 0) == 1);
 
 		String body = get(context, "/actuator/distlock");
 		assertThat(body).contains("\"name\":\"Blocking.hold\"")

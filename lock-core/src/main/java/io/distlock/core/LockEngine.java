@@ -13,6 +13,7 @@ import org.slf4j.LoggerFactory;
 import io.distlock.DistLock;
 import io.distlock.HoldInfo;
 import io.distlock.LockBackendException;
+import io.distlock.LockRegistryStats;
 import io.distlock.LockLostException;
 import io.distlock.LockRegistry;
 import io.distlock.LostHold;
@@ -25,7 +26,7 @@ import io.distlock.core.LockBackend.Release;
  *
  * <p>Owner ids are {@code clientId:threadId}, computed here and passed to the backend as values.
  */
-public class LockEngine implements LockRegistry, AutoCloseable {
+public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseable {
 
 	private static final Logger log = LoggerFactory.getLogger(LockEngine.class);
 
@@ -108,27 +109,27 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 		return this.options;
 	}
 
-	/** @return how many holds the watchdog has renewed since start */
+	@Override
 	public long watchdogRenewals() {
 		return this.watchdog.renewals();
 	}
 
-	/** @return how many holds this client's threads have now (cheaper than {@link #heldLocks()}) */
+	@Override
 	public int activeHolds() {
 		return this.holds.size();
 	}
 
-	/** @return how many of this client's threads wait for a lock now */
+	@Override
 	public int waitingThreads() {
 		return this.waits.waitingThreads();
 	}
 
-	/** @return how many hold renewals failed because the backend could not be reached */
+	@Override
 	public long watchdogRenewalFailures() {
 		return this.watchdog.failedRenewals();
 	}
 
-	/** @return how many holds have been lost since start */
+	@Override
 	public long lostHolds() {
 		return this.lostHolds.get();
 	}
@@ -138,20 +139,18 @@ public class LockEngine implements LockRegistry, AutoCloseable {
 		return this.waits.size();
 	}
 
-	/** @return per lock name, how many of this client's threads wait for it right now */
+	@Override
 	public Map<String, Integer> waiters() {
 		return this.waits.waiters();
 	}
 
-	/** @return whether the backend answers, with details per server */
-	public LockBackend.Health backendHealth() {
-		return this.backend.health();
+	@Override
+	public BackendHealth backendHealth() {
+		LockBackend.Health health = this.backend.health();
+		return new BackendHealth(health.up(), health.details());
 	}
 
-	/**
-	 * @param name a lock's name
-	 * @return how long the backend keeps the lock without renewal; zero if free
-	 */
+	@Override
 	public Duration remainingLease(String name) {
 		return this.backend.remainingLease(name);
 	}

@@ -1,0 +1,52 @@
+package io.distlock;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What a lock registry tells about itself, for metrics, health checks and the Actuator endpoint:
+ * the numbers an operator watches, without the registry's implementation. Every registry distlock
+ * creates implements it.
+ */
+public interface LockRegistryStats {
+
+	/** @return the holds this client's threads have now */
+	List<HoldInfo> heldLocks();
+
+	/** @return how many holds this client's threads have now (cheaper than {@link #heldLocks()}) */
+	int activeHolds();
+
+	/** @return how many of this client's threads wait for a lock now */
+	int waitingThreads();
+
+	/** @return per lock name, how many of this client's threads wait for it now */
+	Map<String, Integer> waiters();
+
+	/** @return how many holds the watchdog has renewed since start */
+	long watchdogRenewals();
+
+	/** @return how many hold renewals failed because the backend could not be reached */
+	long watchdogRenewalFailures();
+
+	/** @return how many holds have been lost since start */
+	long lostHolds();
+
+	/**
+	 * @param name a lock's name
+	 * @return how long the backend keeps the lock without renewal; zero if free
+	 */
+	Duration remainingLease(String name);
+
+	/** @return whether the backend answers, with details per server (addresses, never credentials) */
+	BackendHealth backendHealth();
+
+	/**
+	 * Whether the backend answers.
+	 * @param up whether locks can be taken
+	 * @param details per server, for the health endpoint
+	 */
+	record BackendHealth(boolean up, Map<String, Object> details) {
+	}
+
+}
