@@ -15,7 +15,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandi
 import org.springframework.boot.autoconfigure.ssl.SslAutoConfiguration;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.ssl.SslBundles;
-import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
@@ -35,12 +35,13 @@ import io.distlock.redlock.RedlockNodesException;
 /**
  * Creates the {@link LockRegistry}: Redlock when {@code distlock.redlock.nodes} is set, otherwise on
  * the application's own Redis connection factory, so that single-node, Sentinel and Cluster set-ups
- * configured under {@code spring.data.redis.*} just work. Backs off when the application defines its
- * own registry.
+ * configured under {@code spring.data.redis.*} just work; or the table lock with
+ * {@code distlock.backend=jdbc}. Each backend's configuration carries its own class conditions, so the
+ * table lock needs no Spring Data Redis. Backs off when the application defines its own registry.
  */
-@AutoConfiguration(after = { DataRedisAutoConfiguration.class, SslAutoConfiguration.class },
-		afterName = "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration")
-@ConditionalOnClass({ RedisConnectionFactory.class, RedisLockRegistry.class })
+@AutoConfiguration(after = SslAutoConfiguration.class,
+		afterName = { "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
+				"org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration" })
 @ConditionalOnProperty(prefix = "distlock", name = "enabled", havingValue = "true", matchIfMissing = true)
 @EnableConfigurationProperties(DistLockProperties.class)
 @Import({ DistLockAutoConfiguration.RedlockRegistryConfiguration.class,
@@ -51,7 +52,7 @@ public class DistLockAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	ApplicationEventLockListener distLockEventPublisher(org.springframework.context.ApplicationEventPublisher publisher) {
+	ApplicationEventLockListener distLockEventPublisher(ApplicationEventPublisher publisher) {
 		return new ApplicationEventLockListener(publisher);
 	}
 
@@ -68,6 +69,7 @@ public class DistLockAutoConfiguration {
 	 * connection per node.
 	 */
 	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass({ RedisConnectionFactory.class, LettuceConnectionFactory.class })
 	@ConditionalOnProperty(prefix = "distlock", name = "backend", havingValue = "redis", matchIfMissing = true)
 	@Conditional(OnRedlockNodesCondition.class)
 	static class RedlockRegistryConfiguration {
@@ -108,6 +110,7 @@ public class DistLockAutoConfiguration {
 	 * connection factory.
 	 */
 	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(RedisConnectionFactory.class)
 	@ConditionalOnProperty(prefix = "distlock", name = "backend", havingValue = "redis", matchIfMissing = true)
 	@Conditional(OnRedlockNodesCondition.Absent.class)
 	static class RedisRegistryConfiguration {

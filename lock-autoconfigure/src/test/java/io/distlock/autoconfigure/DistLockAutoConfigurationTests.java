@@ -8,6 +8,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.aop.support.AopUtils;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.diagnostics.FailureAnalysis;
@@ -23,7 +24,11 @@ import io.distlock.DistLock;
 import io.distlock.HoldInfo;
 import io.distlock.LockListener;
 import io.distlock.LockRegistry;
+import io.distlock.annotation.DistributedLock;
+import io.distlock.annotation.LockContext;
 import io.distlock.aop.DistributedLockAdvisor;
+import io.distlock.aop.DistributedLockInterceptor;
+import io.distlock.aop.LockAttributeSource;
 import io.distlock.embedded.RedisClusterProcess;
 import io.distlock.embedded.RedisServerProcess;
 import io.distlock.testing.RedisServerExtension;
@@ -175,6 +180,77 @@ class DistLockAutoConfigurationTests {
 					.isEqualTo(1);
 				lock.unlock();
 			});
+	}
+
+	@Test
+	void jdbcBackendNeedsNoSpringDataRedis() {
+		new ApplicationContextRunner()
+			.withClassLoader(new FilteredClassLoader("org.springframework.data.redis", "io.lettuce",
+					"org.springframework.boot.data.redis"))
+			.withConfiguration(AutoConfigurations.of(
+					org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration.class,
+					DistLockAutoConfiguration.class, DistLockAopAutoConfiguration.class,
+					DistLockHealthContributorAutoConfiguration.class))
+			.withPropertyValues("spring.datasource.url=jdbc:h2:mem:no-redis;DB_CLOSE_DELAY=-1", "distlock.backend=jdbc",
+					"distlock.jdbc.create-schema=true")
+			.run(context -> {
+				assertThat(context).hasNotFailed()
+					.hasSingleBean(io.distlock.jdbc.JdbcLockRegistry.class)
+					.hasSingleBean(DistributedLockAdvisor.class)
+					.doesNotHaveBean(RedisLockRegistry.class);
+				DistLock lock = context.getBean(LockRegistry.class).getLock("no-redis");
+				assertThat(lock.tryLock(Duration.ofSeconds(5))).isTrue();
+				lock.unlock();
+			});
+	}
+
+	@Test
+	void theAspectIsThreeReplaceableInfrastructureBeansThatProxyClassesByDefault() {
+		runner().withUserConfiguration(GreeterConfiguration.class).run(context -> {
+			assertThat(context).hasSingleBean(LockAttributeSource.class)
+				.hasSingleBean(DistributedLockInterceptor.class)
+				.hasSingleBean(DistributedLockAdvisor.class);
+			Greeter greeter = context.getBean(Greeter.class);
+			assertThat(AopUtils.isCglibProxy(greeter)).isTrue();
+			assertThat(Long.parseLong(greeter.greet("ann"))).as("fencing token seen inside the method").isPositive();
+		});
+	}
+
+	@Test
+	void interfaceProxiesAreUsedWhenTheApplicationAsksForThem() {
+		runner().withUserConfiguration(GreeterConfiguration.class)
+			.withPropertyValues("spring.aop.proxy-target-class=false")
+			.run(context -> {
+				Greeter greeter = context.getBean(Greeter.class);
+				assertThat(AopUtils.isJdkDynamicProxy(greeter)).isTrue();
+				assertThat(Long.parseLong(greeter.greet("bob"))).as("fencing token seen inside the method").isPositive();
+			});
+	}
+
+	interface Greeter {
+
+		String greet(String name);
+
+	}
+
+	static class LockedGreeter implements Greeter {
+
+		@Override
+		@DistributedLock(key = "'greet:' + #name")
+		public String greet(String name) {
+			return String.valueOf(LockContext.fencingToken());
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class GreeterConfiguration {
+
+		@Bean
+		Greeter greeter() {
+			return new LockedGreeter();
+		}
+
 	}
 
 	@Test
