@@ -1,6 +1,8 @@
 package io.distlock;
 
+import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * Hands out distributed locks by name. The entry point of distlock: one registry per client
@@ -24,5 +26,21 @@ public interface LockRegistry {
 	 * @return a snapshot, possibly empty
 	 */
 	List<HoldInfo> heldLocks();
+
+	/**
+	 * Takes a lock for a piece of work that may finish on another thread (a future, a reactive
+	 * stream), waiting on the calling thread like {@link DistLock#tryLock(Duration, Duration)}.
+	 * @param name the lock's name
+	 * @param waitTime how long to wait for it
+	 * @param leaseTime the lease, or {@code null} for the watchdog
+	 * @return the hold, or empty if another holder kept the lock for the whole wait
+	 * @throws InterruptedException if the waiting thread is interrupted
+	 * @throws UnsupportedOperationException if this registry keeps holds per thread only
+	 */
+	default Optional<WorkHold> tryLockForWork(String name, Duration waitTime, Duration leaseTime)
+			throws InterruptedException {
+		throw new UnsupportedOperationException(getClass().getName() + " keeps holds per thread only; locks for "
+				+ "future or reactive methods need a distlock registry");
+	}
 
 }

@@ -6,12 +6,14 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -31,8 +33,6 @@ import org.springframework.scheduling.annotation.Async;
 import org.springframework.scheduling.annotation.EnableAsync;
 import org.springframework.scheduling.concurrent.ThreadPoolTaskExecutor;
 import org.springframework.util.StringUtils;
-
-import reactor.core.publisher.Mono;
 
 import io.distlock.aop.InvalidLockAnnotationException;
 import io.distlock.testing.RedisServerExtension;
@@ -297,7 +297,7 @@ class DistributedLockMisuseTests {
 	}
 
 	@Test
-	void aMethodReturningAFutureStopsTheStartInsteadOfRunningUnlocked() {
+	void aMethodReturningAPlainFutureStopsTheStartInsteadOfRunningUnlocked() {
 		assertThatThrownBy(() -> start(FutureReturningConfiguration.class)).satisfies(failure -> {
 			Throwable cause = failure;
 			while (cause != null && !(cause instanceof InvalidLockAnnotationException)) {
@@ -305,15 +305,17 @@ class DistributedLockMisuseTests {
 			}
 			assertThat(cause).as("InvalidLockAnnotationException in %s", failure).isNotNull();
 			assertThat(cause.getMessage()).contains("FutureReturning.ship()")
-				.contains("returns a CompletableFuture")
-				.contains("runs after the method has returned");
+				.contains("returns a Future")
+				.contains("runs after the method has returned")
+				.contains("CompletableFuture/CompletionStage or a Reactor Mono/Flux");
 		});
 	}
 
 	@Test
-	void aMethodReturningAMonoStopsTheStartToo() {
-		assertThatThrownBy(() -> start(MonoReturningConfiguration.class)).hasStackTraceContaining("MonoReturning.ship()")
-			.hasStackTraceContaining("returns a Mono");
+	void aMethodReturningACallableStopsTheStartToo() {
+		assertThatThrownBy(() -> start(CallableReturningConfiguration.class))
+			.hasStackTraceContaining("CallableReturning.ship()")
+			.hasStackTraceContaining("returns a Callable");
 	}
 
 	@Test
@@ -343,17 +345,17 @@ class DistributedLockMisuseTests {
 	static class FutureReturning {
 
 		@DistributedLock(key = "'future'")
-		public CompletableFuture<String> ship() {
-			return CompletableFuture.supplyAsync(() -> "shipped");
+		public Future<String> ship() {
+			return new FutureTask<>(() -> "shipped");
 		}
 
 	}
 
-	static class MonoReturning {
+	static class CallableReturning {
 
-		@DistributedLock(key = "'mono'")
-		public Mono<String> ship() {
-			return Mono.fromSupplier(() -> "shipped");
+		@DistributedLock(key = "'callable'")
+		public Callable<String> ship() {
+			return () -> "shipped";
 		}
 
 	}
@@ -386,11 +388,11 @@ class DistributedLockMisuseTests {
 	}
 
 	@Configuration(proxyBeanMethods = false)
-	static class MonoReturningConfiguration {
+	static class CallableReturningConfiguration {
 
 		@Bean
-		MonoReturning monoReturning() {
-			return new MonoReturning();
+		CallableReturning callableReturning() {
+			return new CallableReturning();
 		}
 
 	}

@@ -10,11 +10,12 @@ import org.springframework.scheduling.annotation.Async;
 import org.springframework.util.ClassUtils;
 
 /**
- * Recognises methods whose work completes after they return: futures, every reactive type Spring
- * knows (Reactor, RxJava, Mutiny, Kotlin {@code Flow} and {@code Deferred}), Spring MVC's deferred
- * results, and Kotlin {@code suspend} functions. A lock released when such a method returns
- * protects nothing, so the interceptor must not pretend to lock them. Types are matched by name,
- * so none of those libraries is needed.
+ * Recognises methods whose work completes after they return and that {@link DeferredLocking} cannot
+ * hold their locks for: a plain {@code Future}, reactive types other than Reactor's (RxJava,
+ * Mutiny, Kotlin {@code Flow} and {@code Deferred}), Spring MVC's deferred results, and Kotlin
+ * {@code suspend} functions. A lock released when such a method returns protects nothing, so the
+ * interceptor must not pretend to lock them. Types are matched by name, so none of those libraries
+ * is needed.
  */
 final class DeferredResultTypes {
 
@@ -30,16 +31,17 @@ final class DeferredResultTypes {
 	/**
 	 * @param method an annotated method
 	 * @param targetClass the class of the bean it is called on, or {@code null}
-	 * @return what it returns (simple name) if its work runs after it returns, else {@code null};
-	 * {@code @Async} methods count as done, since their locked body runs whole on the executor's
-	 * thread and typically returns a completed future
+	 * @return what it returns (simple name) if its work runs after it returns and cannot be locked,
+	 * else {@code null}; {@code @Async} methods count as done, since their locked body runs whole on
+	 * the executor's thread (one returning a CompletableFuture is locked until it completes anyway)
 	 */
 	static String deferredWorkType(Method method, Class<?> targetClass) {
 		if (KotlinDetector.isSuspendingFunction(method)) {
 			return "Kotlin suspend function's result";
 		}
 		Class<?> type = method.getReturnType();
-		if (type.isPrimitive() || type == Object.class || isAsync(method, targetClass)) {
+		if (type.isPrimitive() || type == Object.class || DeferredLocking.handles(type)
+				|| isAsync(method, targetClass)) {
 			return null;
 		}
 		if (ReactiveAdapterRegistry.getSharedInstance().getAdapter(type) != null) {

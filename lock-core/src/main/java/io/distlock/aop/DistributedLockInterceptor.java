@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 import org.aopalliance.intercept.MethodInterceptor;
@@ -53,6 +54,8 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
 	private final BeanFactory beanFactory;
 
 	private final Supplier<List<DistributedLockObserver>> observers;
+
+	private final DeferredLocking deferred = new DeferredLocking(this);
 
 	/**
 	 * @param attributes where the methods' annotations are parsed
@@ -104,6 +107,10 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
 			throw new IllegalStateException("@DistributedLock " + attribute.description()
 					+ " needs a LockRegistry bean and there is none; the method was not run. Configure Redis "
 					+ "(spring.data.redis.*) or declare a LockRegistry bean.");
+		}
+		if (DeferredLocking.handles(method.getReturnType())) {
+			return this.deferred.invoke(invocation,
+					new DeferredLocking.Call(attribute, locks, names, wait, lease, context, target, arguments));
 		}
 		List<DistLock> held = new ArrayList<>(names.size());
 		long start = System.nanoTime();
@@ -190,7 +197,7 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
 		return tokens;
 	}
 
-	private void observe(java.util.function.Consumer<DistributedLockObserver> event) {
+	void observe(Consumer<DistributedLockObserver> event) {
 		for (DistributedLockObserver observer : this.observers.get()) {
 			try {
 				event.accept(observer);
@@ -201,7 +208,11 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
 		}
 	}
 
-	private Object onFailure(LockAttribute attribute, LockFailure failure, EvaluationContext context) throws Throwable {
+	/**
+	 * @return what the method returns when its locks were not acquired: the failure handler's or
+	 * the fallback's value, or the {@link LockAcquisitionException} thrown for {@code THROW}
+	 */
+	Object onFailure(LockAttribute attribute, LockFailure failure, EvaluationContext context) throws Throwable {
 		log.debug("@DistributedLock {} did not get {} within {} ms", attribute.description(), failure.lockNames(),
 				failure.waited().toMillis());
 		if (!attribute.failureHandler().isEmpty()) {
@@ -216,6 +227,10 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
 
 	private static Object skipValue(LockAttribute attribute, EvaluationContext context) {
 		Class<?> returnType = attribute.method().getReturnType();
+		if (DeferredLocking.handles(returnType)) {
+			// The fallback is the value the future or stream carries; it is wrapped afterwards.
+			return (attribute.fallback() != null) ? attribute.fallback().getValue(context) : null;
+		}
 		if (attribute.fallback() != null) {
 			return attribute.fallback().getValue(context, ClassUtils.resolvePrimitiveIfNecessary(returnType));
 		}
@@ -254,7 +269,7 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
 		}
 	}
 
-	private void observeRelease(String metricName, long acquiredAt) {
+	void observeRelease(String metricName, long acquiredAt) {
 		Duration heldFor = Duration.ofNanos(System.nanoTime() - acquiredAt);
 		observe(observer -> observer.released(metricName, heldFor));
 	}

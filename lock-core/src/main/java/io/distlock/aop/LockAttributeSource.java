@@ -85,9 +85,9 @@ public final class LockAttributeSource {
 		if (deferred != null) {
 			throw new InvalidLockAnnotationException("@DistributedLock on " + description + ": the method returns a "
 					+ deferred + ", whose work runs after the method has returned, and so after its locks would be "
-					+ "released. Locking such methods is not supported yet: lock inside the work itself (DistLock), "
-					+ "return the result synchronously, or make the method @Async so that its body runs locked on the "
-					+ "executor's thread", null);
+					+ "released. Return a CompletableFuture/CompletionStage or a Reactor Mono/Flux (their locks are held "
+					+ "until the work ends), lock inside the work itself (DistLock), or return the result synchronously",
+					null);
 		}
 		List<Expression> keys = new ArrayList<>();
 		for (String key : annotation.key()) {

@@ -69,8 +69,9 @@ final class Hold {
 		this.holdId = holdId;
 		this.watchdog = watchdog;
 		this.since = since;
-		this.thread = new WeakReference<>(thread);
-		this.threadName = thread.getName();
+		// No thread for a hold owned by work: it lives until released, whichever thread ends the work.
+		this.thread = (thread != null) ? new WeakReference<>(thread) : null;
+		this.threadName = (thread != null) ? thread.getName() : "(work)";
 		this.origin = io.distlock.LockOrigin.current();
 		this.logicalName = io.distlock.LockOrigin.currentLockName();
 	}
@@ -96,6 +97,9 @@ final class Hold {
 	}
 
 	boolean ownerThreadAlive() {
+		if (this.thread == null) {
+			return true;
+		}
 		Thread owningThread = this.thread.get();
 		return owningThread != null && owningThread.isAlive();
 	}

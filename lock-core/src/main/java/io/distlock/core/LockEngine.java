@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -14,6 +15,7 @@ import io.distlock.DistLock;
 import io.distlock.HoldInfo;
 import io.distlock.LockBackendException;
 import io.distlock.LockRegistryStats;
+import io.distlock.WorkHold;
 import io.distlock.LockLostException;
 import io.distlock.LockRegistry;
 import io.distlock.LostHold;
@@ -70,6 +72,9 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 	private final AtomicLong lostHolds = new AtomicLong();
 
 	private volatile boolean closed;
+
+	/** Numbers the owners of holds that belong to work rather than to a thread. */
+	private final AtomicLong workOwners = new AtomicLong();
 
 	/** Each thread's owner id, built once per thread rather than on every call. */
 	private final ThreadLocal<String> owners;
@@ -155,6 +160,25 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 		return this.backend.remainingLease(name);
 	}
 
+	@Override
+	public Optional<WorkHold> tryLockForWork(String name, Duration waitTime, Duration leaseTime)
+			throws InterruptedException {
+		if (name == null || name.isBlank()) {
+			throw new IllegalArgumentException("Lock name must not be null or blank");
+		}
+		if (leaseTime != null && (leaseTime.isNegative() || leaseTime.isZero())) {
+			throw new IllegalArgumentException("Lease of lock '" + name + "' must be positive but was " + leaseTime);
+		}
+		// An owner of its own, never a thread's: the work may end on any thread, and the thread that
+		// took the hold may take the lock again meanwhile (then it waits like any other owner).
+		String owner = this.options.clientId() + ":w" + Long.toString(this.workOwners.incrementAndGet(), 36);
+		Duration wait = (waitTime != null && !waitTime.isNegative()) ? waitTime : Duration.ZERO;
+		if (!acquire(name, owner, false, leaseTime, wait, true)) {
+			return Optional.empty();
+		}
+		return Optional.of(new EngineWorkHold(this, name, owner));
+	}
+
 	/** @return the owner id of the calling thread */
 	public String currentOwner() {
 		return this.owners.get();
@@ -184,6 +208,16 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 	 * {@link LockBackendException} instead.
 	 */
 	boolean acquire(String name, Duration lease, Duration wait, boolean interruptible) throws InterruptedException {
+		return acquire(name, currentOwner(), true, lease, wait, interruptible);
+	}
+
+	/**
+	 * As {@link #acquire(String, Duration, Duration, boolean)}, for a given owner.
+	 * @param threadBound whether the hold belongs to the calling thread (and ends with it) rather
+	 * than to a piece of work that another thread may end
+	 */
+	private boolean acquire(String name, String owner, boolean threadBound, Duration lease, Duration wait,
+			boolean interruptible) throws InterruptedException {
 		// lock() and tryLock() do not answer interrupts (java.util.concurrent.locks.Lock): a pending one
 		// must not fail them, and is kept for the caller.
 		if (this.closed) {
@@ -192,9 +226,9 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 		boolean pendingInterrupt = !interruptible && Thread.interrupted();
 		try {
 			if (wait == null) {
-				return acquireWithin(name, lease, null, interruptible);
+				return acquireWithin(name, owner, threadBound, lease, null, interruptible);
 			}
-			return acquireTimed(name, lease, wait, interruptible);
+			return acquireTimed(name, owner, threadBound, lease, wait, interruptible);
 		}
 		catch (LockBackendException ex) {
 			if (interruptible && Thread.interrupted()) {
@@ -212,12 +246,12 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 		}
 	}
 
-	private boolean acquireTimed(String name, Duration lease, Duration wait, boolean interruptible)
-			throws InterruptedException {
+	private boolean acquireTimed(String name, String owner, boolean threadBound, Duration lease, Duration wait,
+			boolean interruptible) throws InterruptedException {
 		long waitNanos = Math.max(0, saturatedNanos(wait));
 		DeadlineGuard.Armed deadline = this.deadlines.arm(Math.max(waitNanos, MIN_ATTEMPT_NANOS) + DEADLINE_GRACE_NANOS);
 		try {
-			return acquireWithin(name, lease, wait, interruptible);
+			return acquireWithin(name, owner, threadBound, lease, wait, interruptible);
 		}
 		catch (InterruptedException | RuntimeException ex) {
 			if (deadline.fired()) {
@@ -231,16 +265,15 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 		}
 	}
 
-	private boolean acquireWithin(String name, Duration lease, Duration wait, boolean interruptible)
-			throws InterruptedException {
+	private boolean acquireWithin(String name, String owner, boolean threadBound, Duration lease, Duration wait,
+			boolean interruptible) throws InterruptedException {
 		if (interruptible && Thread.interrupted()) {
 			throw new InterruptedException("Interrupted before acquiring lock '" + name + "'");
 		}
-		String owner = currentOwner();
 		boolean forever = wait == null;
 		boolean mayWait = forever || (!wait.isNegative() && !wait.isZero());
 		long deadline = forever ? 0 : System.nanoTime() + saturatedNanos(wait);
-		Attempt attempt = new Attempt(name, owner, lease, forever && !interruptible);
+		Attempt attempt = new Attempt(name, owner, threadBound, lease, forever && !interruptible);
 		boolean acquired = false;
 		try {
 			// Threads of this client already queued for the lock go first; only re-entry may pass them.
@@ -385,6 +418,9 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 
 		final Duration explicitLease;
 
+		/** Whether the hold will belong to the calling thread; otherwise to a piece of work. */
+		final boolean threadBound;
+
 		final HoldKey key;
 
 		final String ticket;
@@ -420,9 +456,10 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 		 */
 		long refusedToken;
 
-		Attempt(String name, String owner, Duration explicitLease, boolean uninterruptible) {
+		Attempt(String name, String owner, boolean threadBound, Duration explicitLease, boolean uninterruptible) {
 			this.name = name;
 			this.owner = owner;
+			this.threadBound = threadBound;
 			this.explicitLease = explicitLease;
 			this.key = new HoldKey(name, owner);
 			this.ticket = Long.toString(LockEngine.this.tickets.incrementAndGet(), 36);
@@ -529,7 +566,7 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 
 		private Hold record(long token, String holdId, long confirmedUntilNanos) {
 			Hold hold = new Hold(this.name, this.owner, token, holdId, this.explicitLease == null,
-					LockEngine.this.options.clock().instant(), Thread.currentThread());
+					LockEngine.this.options.clock().instant(), this.threadBound ? Thread.currentThread() : null);
 			// Confirmed before it is visible: the watchdog must never see a hold with no lease yet.
 			hold.confirmedUntil(confirmedUntilNanos);
 			LockEngine.this.holds.put(this.key, hold);

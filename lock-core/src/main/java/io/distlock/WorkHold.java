@@ -1,0 +1,27 @@
+package io.distlock;
+
+/**
+ * A hold that belongs to a piece of work rather than to a thread: the work of a method that returns
+ * a {@code CompletableFuture} or a reactive stream, which may finish on any thread. It has an owner
+ * of its own, so it is not reentrant: the thread that took it (or any other) waits for it like any
+ * other owner. The watchdog keeps it, if it has no lease of its own, until {@link #release()}.
+ */
+public interface WorkHold {
+
+	/** @return the lock's name */
+	String lockName();
+
+	/**
+	 * @return the hold's fencing token
+	 * @throws UnsupportedOperationException if the backend has none (Redlock)
+	 */
+	long fencingToken();
+
+	/**
+	 * Releases the hold, from any thread; later calls do nothing.
+	 * @throws LockLostException if the hold was lost before (its lease ran out, the backend lost it)
+	 * @throws LockBackendException if the backend did not answer; the hold then expires within its lease
+	 */
+	void release();
+
+}

@@ -1,0 +1,217 @@
+package io.distlock.aop;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
+import org.aopalliance.intercept.MethodInvocation;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.expression.EvaluationContext;
+import org.springframework.util.ClassUtils;
+
+import io.distlock.LockBackendException;
+import io.distlock.LockOrigin;
+import io.distlock.LockRegistry;
+import io.distlock.WorkHold;
+import io.distlock.annotation.LockContext;
+import io.distlock.annotation.LockFailure;
+
+/**
+ * Locks methods whose work ends after they return, as Spring's transaction interceptor adapts to
+ * the return type: a {@link CompletionStage} keeps its locks until it completes (normally,
+ * exceptionally or by {@code cancel()}), a Reactor {@code Mono} or {@code Flux} takes them when it
+ * is subscribed to and keeps them until it completes, fails or is cancelled. The holds belong to
+ * the work ({@link WorkHold}), so whichever thread ends it releases them.
+ *
+ * <p>A future-returning method waits for its locks on the calling thread, as a synchronous one
+ * does; a Mono or Flux waits on Reactor's bounded-elastic scheduler, never on the subscribing
+ * (event-loop) thread.
+ */
+final class DeferredLocking {
+
+	private static final Logger log = LoggerFactory.getLogger(DeferredLocking.class);
+
+	private static final boolean REACTOR_PRESENT = ClassUtils.isPresent("reactor.core.publisher.Mono",
+			DeferredLocking.class.getClassLoader());
+
+	private final DistributedLockInterceptor interceptor;
+
+	DeferredLocking(DistributedLockInterceptor interceptor) {
+		this.interceptor = interceptor;
+	}
+
+	/**
+	 * @param returnType a locked method's return type
+	 * @return whether its locks are held until its work ends rather than until it returns
+	 */
+	static boolean handles(Class<?> returnType) {
+		return CompletionStage.class.isAssignableFrom(returnType)
+				|| (REACTOR_PRESENT && ReactorLocking.handles(returnType));
+	}
+
+	/** One call of a locked method, with its keys evaluated. */
+	record Call(LockAttribute attribute, LockRegistry locks, List<String> names, Duration waitTime, Duration leaseTime,
+			EvaluationContext context, Object target, Object[] arguments) {
+	}
+
+	/** All of a call's holds, or why it has none. */
+	record Acquired(List<WorkHold> holds, LockFailure failure, long acquiredAt) {
+
+		Map<String, Long> tokens() {
+			Map<String, Long> tokens = new LinkedHashMap<>();
+			for (WorkHold hold : this.holds) {
+				try {
+					tokens.put(hold.lockName(), hold.fencingToken());
+				}
+				catch (UnsupportedOperationException noTokens) {
+					tokens.put(hold.lockName(), null);
+				}
+			}
+			return tokens;
+		}
+
+	}
+
+	Object invoke(MethodInvocation invocation, Call call) throws Throwable {
+		if (CompletionStage.class.isAssignableFrom(call.attribute().method().getReturnType())) {
+			return invokeForStage(invocation, call);
+		}
+		return ReactorLocking.invoke(this, invocation, call);
+	}
+
+	private Object invokeForStage(MethodInvocation invocation, Call call) throws Throwable {
+		Acquired acquired = acquire(call);
+		if (acquired.failure() != null) {
+			return stageOf(call, acquired.failure());
+		}
+		Object result;
+		LockContext.push(acquired.tokens());
+		try {
+			result = invocation.proceed();
+		}
+		catch (Throwable ex) {
+			release(call, acquired);
+			throw ex;
+		}
+		finally {
+			LockContext.pop();
+		}
+		if (!(result instanceof CompletionStage<?> stage)) {
+			release(call, acquired);
+			return result;
+		}
+		// Cancelling a CompletableFuture completes it too, so every way the work ends gets here.
+		stage.whenComplete((value, error) -> release(call, acquired));
+		return result;
+	}
+
+	private Object stageOf(Call call, LockFailure failure) {
+		Object value;
+		try {
+			value = this.interceptor.onFailure(call.attribute(), failure, call.context());
+		}
+		catch (Throwable ex) {
+			// THROW: the caller of a future-returning method expects a failed future, not a throw.
+			return CompletableFuture.failedFuture(ex);
+		}
+		if (value instanceof CompletionStage<?> stage) {
+			return (CompletableFuture.class.isAssignableFrom(call.attribute().method().getReturnType()))
+					? stage.toCompletableFuture() : stage;
+		}
+		return CompletableFuture.completedFuture(value);
+	}
+
+	/**
+	 * Takes every lock of the call for its work, on the calling thread, within one wait, all or none.
+	 * @return the holds, or the failure (the holds taken so far released)
+	 */
+	Acquired acquire(Call call) {
+		List<WorkHold> held = new ArrayList<>(call.names().size());
+		long start = System.nanoTime();
+		Throwable cause;
+		try {
+			cause = LockOrigin.during(call.attribute().metricName(), call.attribute().description(),
+					() -> acquireAll(call, held, start));
+		}
+		catch (RuntimeException | Error ex) {
+			releaseQuietly(held);
+			observeAcquisition(call, DistributedLockObserver.Outcome.FAILED, start);
+			throw ex;
+		}
+		if (held.size() == call.names().size()) {
+			observeAcquisition(call, DistributedLockObserver.Outcome.ACQUIRED, start);
+			return new Acquired(List.copyOf(held), null, System.nanoTime());
+		}
+		releaseQuietly(held);
+		observeAcquisition(call, (cause == null) ? DistributedLockObserver.Outcome.TIMED_OUT
+				: DistributedLockObserver.Outcome.FAILED, start);
+		Duration waited = Duration.ofNanos(System.nanoTime() - start);
+		return new Acquired(List.of(), new LockFailure(call.names(), call.attribute().method(), call.target(),
+				call.arguments(), waited, cause), 0);
+	}
+
+	private static Throwable acquireAll(Call call, List<WorkHold> held, long start) {
+		try {
+			for (String name : call.names()) {
+				Duration left = call.waitTime().minusNanos(System.nanoTime() - start);
+				Optional<WorkHold> hold = call.locks().tryLockForWork(name, left.isNegative() ? Duration.ZERO : left,
+						call.leaseTime());
+				if (hold.isEmpty()) {
+					return null;
+				}
+				held.add(hold.get());
+			}
+			return null;
+		}
+		catch (LockBackendException ex) {
+			return ex;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return ex;
+		}
+	}
+
+	/**
+	 * Releases the call's holds in reverse order. The work has ended, so nobody is left to throw to:
+	 * a hold lost meanwhile was reported to the {@code LockListener}s already, and is logged here.
+	 */
+	void release(Call call, Acquired acquired) {
+		try {
+			releaseQuietly(acquired.holds());
+		}
+		finally {
+			if (!acquired.holds().isEmpty()) {
+				this.interceptor.observeRelease(call.attribute().metricName(), acquired.acquiredAt());
+			}
+		}
+	}
+
+	Object failureValue(Call call, LockFailure failure) throws Throwable {
+		return this.interceptor.onFailure(call.attribute(), failure, call.context());
+	}
+
+	private void observeAcquisition(Call call, DistributedLockObserver.Outcome outcome, long start) {
+		Duration waited = Duration.ofNanos(System.nanoTime() - start);
+		this.interceptor.observe(observer -> observer.acquisition(call.attribute().metricName(), outcome, waited));
+	}
+
+	private static void releaseQuietly(List<WorkHold> held) {
+		for (int i = held.size() - 1; i >= 0; i--) {
+			try {
+				held.get(i).release();
+			}
+			catch (RuntimeException ex) {
+				log.warn("Could not release lock '{}' at the end of the work it guarded: {}", held.get(i).lockName(),
+						ex.toString());
+			}
+		}
+	}
+
+}

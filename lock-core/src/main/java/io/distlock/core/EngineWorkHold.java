@@ -1,0 +1,50 @@
+package io.distlock.core;
+
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import io.distlock.WorkHold;
+
+/**
+ * A {@link WorkHold} of a {@link LockEngine}: the engine's hold under an owner of its own, released
+ * once, by whichever thread ends the work.
+ */
+final class EngineWorkHold implements WorkHold {
+
+	private final LockEngine engine;
+
+	private final String name;
+
+	private final String owner;
+
+	private final AtomicBoolean released = new AtomicBoolean();
+
+	EngineWorkHold(LockEngine engine, String name, String owner) {
+		this.engine = engine;
+		this.name = name;
+		this.owner = owner;
+	}
+
+	@Override
+	public String lockName() {
+		return this.name;
+	}
+
+	@Override
+	public long fencingToken() {
+		return this.engine.fencingToken(this.name, this.owner);
+	}
+
+	@Override
+	public void release() {
+		// Completion and cancellation can race to end the work: the hold is released once.
+		if (this.released.compareAndSet(false, true)) {
+			this.engine.release(this.name, this.owner);
+		}
+	}
+
+	@Override
+	public String toString() {
+		return "WorkHold[" + this.name + ", " + this.owner + "]";
+	}
+
+}
