@@ -9,9 +9,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.aspectj.lang.annotation.Aspect;
+import org.aspectj.lang.annotation.Before;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -27,6 +32,7 @@ import org.springframework.context.annotation.Configuration;
 import io.distlock.DistLock;
 import io.distlock.LockAcquisitionException;
 import io.distlock.LockRegistry;
+import io.distlock.aop.DistributedLockObserver;
 import io.distlock.testing.RedisServerExtension;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
@@ -165,6 +171,45 @@ class DeferredLockedMethodsTests {
 		}
 	}
 
+	@Test
+	void aMonoCancelledJustAfterItTookItsLockGivesItBack() throws Exception {
+		SlowObserver.pause.set(new CountDownLatch(1));
+		Disposable subscription = this.first.cancelledMono().subscribe();
+		// The lock is taken; the subscription is cancelled before the work could claim it.
+		assertThat(SlowObserver.pause.get().await(10, TimeUnit.SECONDS)).isTrue();
+		subscription.dispose();
+		DistLock other = registry(1).getLock("cancelled-mono");
+		await().pollInSameThread().atMost(Duration.ofSeconds(10)).until(other::tryLock);
+		other.unlock();
+		assertThat(Work.runs("cancelled-mono")).as("the work never ran").isZero();
+	}
+
+	@Test
+	void aFutureTimedOutByItsCallerKeepsItsLockUntilItsWorkEnds() throws Exception {
+		CompletableFuture<Integer> timedOut = this.first.slowFuture().orTimeout(50, TimeUnit.MILLISECONDS);
+		assertThat(timedOut).failsWithin(Duration.ofSeconds(5));
+		CompletableFuture<Integer> next = this.second.slowFuture();
+		assertThat(next.get(30, TimeUnit.SECONDS)).isEqualTo(1);
+		assertThat(Work.maxInside("slow")).as("the timed-out work and the next inside at once").isEqualTo(1);
+	}
+
+	@Test
+	void holdersOnTheBoundedElasticSchedulerAreNotStarvedByWaiters() {
+		List<Mono<Integer>> monos = new ArrayList<>();
+		for (int i = 0; i < 48; i++) {
+			monos.add(((i % 2 == 0) ? this.first : this.second).elasticBody());
+		}
+		List<Integer> results = Flux.merge(Flux.fromIterable(monos), 48).collectList().block(Duration.ofSeconds(60));
+		assertThat(results).hasSize(48);
+		assertThat(Work.maxInside("elastic")).isEqualTo(1);
+	}
+
+	@Test
+	void aspectsOrderedAfterTheLockRunOnReactiveMethods() {
+		assertThat(this.first.aspectMono().block(Duration.ofSeconds(10))).isEqualTo("ran");
+		assertThat(CountingAspect.calls).hasValue(1);
+	}
+
 	private LockRegistry registry(int instance) {
 		return this.contexts.get(instance).getBean(LockRegistry.class);
 	}
@@ -179,6 +224,7 @@ class DeferredLockedMethodsTests {
 		private static final Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
 
 		static void reset() {
+			CountingAspect.calls.set(0);
 			inside.clear();
 			maxInside.clear();
 			runs.clear();
@@ -275,6 +321,46 @@ class DeferredLockedMethodsTests {
 			return CompletableFuture.completedFuture("ran");
 		}
 
+		@DistributedLock(key = "'cancelled-mono'", waitTime = "10s")
+		public Mono<Integer> cancelledMono() {
+			return Mono.fromCallable(() -> {
+				enter("cancelled-mono");
+				exit("cancelled-mono");
+				return 1;
+			});
+		}
+
+		@DistributedLock(key = "'slow'", waitTime = "30s")
+		public CompletableFuture<Integer> slowFuture() {
+			return CompletableFuture.supplyAsync(() -> {
+				enter("slow");
+				try {
+					Thread.sleep(400);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+				exit("slow");
+				return 1;
+			});
+		}
+
+		@DistributedLock(key = "'elastic'", waitTime = "45s")
+		public Mono<Integer> elasticBody() {
+			// Blocking work on Reactor's bounded-elastic scheduler, the usual way to call JDBC.
+			return Mono.fromCallable(() -> {
+				enter("elastic");
+				Thread.sleep(10);
+				exit("elastic");
+				return 1;
+			}).subscribeOn(Schedulers.boundedElastic());
+		}
+
+		@DistributedLock(key = "'aspect'")
+		public Mono<String> aspectMono() {
+			return Mono.just("ran");
+		}
+
 		@DistributedLock(key = "'keyed-' + #key", waitTime = "120s")
 		public Mono<Integer> keyed(int key) {
 			String name = "keyed-" + key;
@@ -288,12 +374,64 @@ class DeferredLockedMethodsTests {
 
 	}
 
+	/**
+	 * Holds the thread that took 'cancelled-mono' just after it was taken, so that the test can cancel
+	 * the subscription before the work claims the lock.
+	 */
+	static class SlowObserver implements DistributedLockObserver {
+
+		static final AtomicReference<CountDownLatch> pause = new AtomicReference<>();
+
+		@Override
+		public void acquisition(String lockName, Outcome outcome, Duration waited) {
+			CountDownLatch latch = pause.get();
+			if (latch != null && "Work.cancelledMono".equals(lockName) && outcome == Outcome.ACQUIRED) {
+				pause.set(null);
+				latch.countDown();
+				try {
+					Thread.sleep(500);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+			}
+		}
+
+		@Override
+		public void released(String lockName, Duration heldFor) {
+		}
+
+	}
+
+	/** An aspect with the default order, so it runs after the lock's advice. */
+	@Aspect
+	static class CountingAspect {
+
+		static final AtomicInteger calls = new AtomicInteger();
+
+		@Before("execution(* io.distlock.annotation.DeferredLockedMethodsTests.Work.aspectMono(..))")
+		void count() {
+			calls.incrementAndGet();
+		}
+
+	}
+
 	@Configuration(proxyBeanMethods = false)
 	static class WorkConfiguration {
 
 		@Bean
 		Work deferredWork() {
 			return new Work();
+		}
+
+		@Bean
+		SlowObserver slowObserver() {
+			return new SlowObserver();
+		}
+
+		@Bean
+		CountingAspect countingAspect() {
+			return new CountingAspect();
 		}
 
 	}

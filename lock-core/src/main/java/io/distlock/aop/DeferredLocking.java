@@ -8,6 +8,11 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import org.aopalliance.intercept.MethodInvocation;
 import org.slf4j.Logger;
@@ -24,14 +29,15 @@ import io.distlock.annotation.LockFailure;
 
 /**
  * Locks methods whose work ends after they return, as Spring's transaction interceptor adapts to
- * the return type: a {@link CompletionStage} keeps its locks until it completes (normally,
- * exceptionally or by {@code cancel()}), a Reactor {@code Mono} or {@code Flux} takes them when it
- * is subscribed to and keeps them until it completes, fails or is cancelled. The holds belong to
- * the work ({@link WorkHold}), so whichever thread ends it releases them.
+ * the return type: a {@link CompletionStage} keeps its locks until the work's stage completes (the
+ * caller gets a future that follows it, which it may cancel or time out without ending the hold); a
+ * Reactor {@code Mono} or {@code Flux} takes them when it is subscribed to and keeps them until it
+ * completes, fails or is cancelled. The holds belong to the work ({@link WorkHold}), so whichever
+ * thread ends it releases them.
  *
  * <p>A future-returning method waits for its locks on the calling thread, as a synchronous one
- * does; a Mono or Flux waits on Reactor's bounded-elastic scheduler, never on the subscribing
- * (event-loop) thread.
+ * does; a Mono or Flux waits on threads of distlock's own, never on the subscribing (event-loop)
+ * thread.
  */
 final class DeferredLocking {
 
@@ -39,6 +45,13 @@ final class DeferredLocking {
 
 	private static final boolean REACTOR_PRESENT = ClassUtils.isPresent("reactor.core.publisher.Mono",
 			DeferredLocking.class.getClassLoader());
+
+	/**
+	 * Where holds are released when their work ends: off the completing thread (an event loop, a
+	 * cancelling caller), and apart from the threads that wait for locks, so that releases never
+	 * queue behind the waits they would end. Releases are bounded by the hold's lease.
+	 */
+	static final ExecutorService RELEASES = Executors.newCachedThreadPool(daemon("distlock-release-"));
 
 	private final DistributedLockInterceptor interceptor;
 
@@ -60,8 +73,29 @@ final class DeferredLocking {
 			EvaluationContext context, Object target, Object[] arguments) {
 	}
 
-	/** All of a call's holds, or why it has none. */
-	record Acquired(List<WorkHold> holds, LockFailure failure, long acquiredAt) {
+	/** All of a call's holds, or why it has none; released once, however many ways the work ends. */
+	record Acquired(List<WorkHold> holds, LockFailure failure, long acquiredAt, AtomicBoolean released,
+			AtomicInteger phase) {
+
+		private static final int TAKEN = 0;
+
+		private static final int IN_USE = 1;
+
+		private static final int GIVEN_BACK = 2;
+
+		Acquired(List<WorkHold> holds, LockFailure failure, long acquiredAt) {
+			this(holds, failure, acquiredAt, new AtomicBoolean(), new AtomicInteger(TAKEN));
+		}
+
+		/** @return whether the work may run under these holds: they were not given back first */
+		boolean claim() {
+			return this.phase.compareAndSet(TAKEN, IN_USE);
+		}
+
+		/** @return whether the holds may be given back unused: no work claimed them first */
+		boolean giveBack() {
+			return this.phase.compareAndSet(TAKEN, GIVEN_BACK);
+		}
 
 		Map<String, Long> tokens() {
 			Map<String, Long> tokens = new LinkedHashMap<>();
@@ -91,24 +125,48 @@ final class DeferredLocking {
 			return stageOf(call, acquired.failure());
 		}
 		Object result;
-		LockContext.push(acquired.tokens());
 		try {
-			result = invocation.proceed();
+			LockContext.push(acquired.tokens());
+			try {
+				result = invocation.proceed();
+			}
+			finally {
+				LockContext.pop();
+			}
 		}
 		catch (Throwable ex) {
 			release(call, acquired);
 			throw ex;
 		}
-		finally {
-			LockContext.pop();
-		}
 		if (!(result instanceof CompletionStage<?> stage)) {
 			release(call, acquired);
 			return result;
 		}
-		// Cancelling a CompletableFuture completes it too, so every way the work ends gets here.
-		stage.whenComplete((value, error) -> release(call, acquired));
-		return result;
+		Class<?> declared = call.attribute().method().getReturnType();
+		if (declared != CompletableFuture.class && declared != CompletionStage.class) {
+			// A stage type of its own: the method's declared type must be returned, so the work's stage.
+			stage.whenCompleteAsync((value, error) -> release(call, acquired), RELEASES);
+			return result;
+		}
+		// The caller gets a future of its own that follows the work's: completing or cancelling it
+		// (cancel(), orTimeout()) ends neither the work nor its hold. The release is attached to a
+		// stage nobody else can complete, since a completed dependent skips its action; it runs off
+		// the completing thread (maybe an I/O event loop), and the caller's future completes after it.
+		CompletableFuture<Object> returned = new CompletableFuture<>();
+		stage.whenCompleteAsync((value, error) -> {
+			try {
+				release(call, acquired);
+			}
+			finally {
+				if (error != null) {
+					returned.completeExceptionally(error);
+				}
+				else {
+					returned.complete(value);
+				}
+			}
+		}, RELEASES);
+		return returned;
 	}
 
 	private Object stageOf(Call call, LockFailure failure) {
@@ -183,6 +241,9 @@ final class DeferredLocking {
 	 * a hold lost meanwhile was reported to the {@code LockListener}s already, and is logged here.
 	 */
 	void release(Call call, Acquired acquired) {
+		if (!acquired.released().compareAndSet(false, true)) {
+			return;
+		}
 		try {
 			releaseQuietly(acquired.holds());
 		}
@@ -200,6 +261,15 @@ final class DeferredLocking {
 	private void observeAcquisition(Call call, DistributedLockObserver.Outcome outcome, long start) {
 		Duration waited = Duration.ofNanos(System.nanoTime() - start);
 		this.interceptor.observe(observer -> observer.acquisition(call.attribute().metricName(), outcome, waited));
+	}
+
+	static ThreadFactory daemon(String prefix) {
+		AtomicInteger count = new AtomicInteger();
+		return runnable -> {
+			Thread thread = new Thread(runnable, prefix + count.incrementAndGet());
+			thread.setDaemon(true);
+			return thread;
+		};
 	}
 
 	private static void releaseQuietly(List<WorkHold> held) {
