@@ -60,6 +60,10 @@ public class DistLockAutoConfiguration {
 		LockEngineOptions.Builder options = LockEngineOptions.builder()
 			.watchdogTimeout(properties.getWatchdog().getTimeout())
 			.restartGrace(properties.effectiveRestartGrace());
+		if (!properties.getWatchdog().isEnabled()) {
+			// Validated: distlock.lease-time is set when the watchdog is off.
+			options.withoutWatchdog(properties.getLeaseTime());
+		}
 		listeners.orderedStream().forEach(options::listener);
 		return options.build();
 	}

@@ -416,8 +416,9 @@ public class DistLockProperties implements InitializingBean {
 	public static class Watchdog {
 
 		/**
-		 * Whether @DistributedLock methods without a leaseTime are kept locked by the watchdog. When
-		 * false, distlock.lease-time is required.
+		 * Whether locks taken without a lease (@DistributedLock methods without a leaseTime, and the
+		 * registry's lock() and tryLock(wait)) are kept by the watchdog. When false, they get
+		 * distlock.lease-time, which is then required, and are never renewed.
 		 */
 		private boolean enabled = true;
 

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -23,6 +24,7 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import io.distlock.DistLock;
 import io.distlock.HoldInfo;
 import io.distlock.LockListener;
+import io.distlock.LockLostException;
 import io.distlock.LockRegistry;
 import io.distlock.annotation.DistributedLock;
 import io.distlock.annotation.LockContext;
@@ -251,6 +253,42 @@ class DistLockAutoConfigurationTests {
 			return new LockedGreeter();
 		}
 
+	}
+
+	@Test
+	void withTheWatchdogOffLocksWithoutALeaseGetTheConfiguredOneAndExpire() {
+		runner().withPropertyValues("distlock.watchdog.enabled=false", "distlock.lease-time=1s").run(context -> {
+			RedisLockRegistry registry = context.getBean(RedisLockRegistry.class);
+			assertThat(registry.options().watchdogEnabled()).isFalse();
+			DistLock lock = registry.getLock("no-watchdog");
+			lock.lock();
+			try {
+				assertThat(registry.heldLocks()).singleElement().satisfies(hold -> assertThat(hold.watchdog()).isFalse());
+				assertThat(lock.remainingLease()).isPositive().isLessThanOrEqualTo(Duration.ofSeconds(1));
+				// Nobody renews it: another client gets it once the lease has run out.
+				DistLock other = context.getBean(RedisLockRegistry.class).getLock("no-watchdog");
+				AtomicBoolean taken = new AtomicBoolean();
+				Thread rival = new Thread(() -> {
+					try {
+						taken.set(other.tryLock(Duration.ofSeconds(5), Duration.ofSeconds(1)));
+					}
+					catch (InterruptedException ex) {
+						Thread.currentThread().interrupt();
+					}
+				});
+				rival.start();
+				rival.join();
+				assertThat(taken).as("taken by another thread after the lease ran out").isTrue();
+			}
+			finally {
+				try {
+					lock.unlock();
+				}
+				catch (LockLostException expected) {
+					// The lease ran out, as configured.
+				}
+			}
+		});
 	}
 
 	@Test

@@ -216,8 +216,10 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 	 * @param threadBound whether the hold belongs to the calling thread (and ends with it) rather
 	 * than to a piece of work that another thread may end
 	 */
-	private boolean acquire(String name, String owner, boolean threadBound, Duration lease, Duration wait,
+	private boolean acquire(String name, String owner, boolean threadBound, Duration requestedLease, Duration wait,
 			boolean interruptible) throws InterruptedException {
+		// With the watchdog off, a lock taken without a lease gets the configured one and is never renewed.
+		Duration lease = (requestedLease != null) ? requestedLease : this.options.defaultLease();
 		// lock() and tryLock() do not answer interrupts (java.util.concurrent.locks.Lock): a pending one
 		// must not fail them, and is kept for the caller.
 		if (this.closed) {

@@ -21,9 +21,11 @@ import io.distlock.LockListener;
  * {@code FLUSHALL}, a failover to a replica that missed writes) refuses new holders, so that the
  * holders it forgot can learn of their loss first; {@link Duration#ZERO}: not at all. Backends that
  * can tell a loss (Redis, Redlock's nodes) honour it.
+ * @param defaultLease the lease of locks taken without one when the watchdog is off; {@code null}:
+ * the watchdog keeps such locks
  */
 public record LockEngineOptions(String clientId, Duration watchdogTimeout, List<LockListener> listeners, Clock clock,
-		Duration restartGrace) {
+		Duration restartGrace, Duration defaultLease) {
 
 	/** The watchdog lease when none is configured, as in Redisson. */
 	public static final Duration DEFAULT_WATCHDOG_TIMEOUT = Duration.ofSeconds(30);
@@ -50,6 +52,14 @@ public record LockEngineOptions(String clientId, Duration watchdogTimeout, List<
 		if (restartGrace.isNegative()) {
 			throw new IllegalArgumentException("restartGrace must not be negative but was " + restartGrace);
 		}
+		if (defaultLease != null && (defaultLease.isNegative() || defaultLease.isZero())) {
+			throw new IllegalArgumentException("defaultLease must be positive but was " + defaultLease);
+		}
+	}
+
+	/** @return whether the watchdog keeps locks taken without a lease */
+	public boolean watchdogEnabled() {
+		return this.defaultLease == null;
 	}
 
 	private static int firstNotAllowed(String clientId) {
@@ -84,6 +94,8 @@ public record LockEngineOptions(String clientId, Duration watchdogTimeout, List<
 		private Clock clock = Clock.systemUTC();
 
 		private Duration restartGrace = Duration.ZERO;
+
+		private Duration defaultLease;
 
 		private Builder() {
 		}
@@ -134,10 +146,20 @@ public record LockEngineOptions(String clientId, Duration watchdogTimeout, List<
 			return this;
 		}
 
+		/**
+		 * Turns the watchdog off: locks taken without a lease get this one and are never renewed.
+		 * @param defaultLease the lease; {@code null} (the default): the watchdog keeps such locks
+		 * @return this builder
+		 */
+		public Builder withoutWatchdog(Duration defaultLease) {
+			this.defaultLease = defaultLease;
+			return this;
+		}
+
 		/** @return the options */
 		public LockEngineOptions build() {
 			return new LockEngineOptions(this.clientId, this.watchdogTimeout, this.listeners, this.clock,
-					this.restartGrace);
+					this.restartGrace, this.defaultLease);
 		}
 
 	}
