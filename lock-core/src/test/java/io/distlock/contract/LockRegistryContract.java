@@ -20,6 +20,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import org.junit.jupiter.api.Timeout;
 
 import io.distlock.DistLock;
@@ -175,6 +176,58 @@ public abstract class LockRegistryContract {
 		start.countDown();
 		for (Future<?> worker : workers) {
 			worker.get(100, TimeUnit.SECONDS);
+		}
+		assertThat(overlaps).hasValue(0);
+		assertThat(counter.get()).isEqualTo(2L * threadsPerClient * iterations);
+	}
+
+	/**
+	 * The same with 2,000 virtual threads over two clients, on a JDK that has them; run by the
+	 * {@code virtual-threads} Maven profile (a JDK 21+ and {@code -Ddistlock.virtual-threads=true}).
+	 */
+	@Test
+	@EnabledIfSystemProperty(named = "distlock.virtual-threads", matches = "true")
+	void mutualExclusionHoldsForThousandsOfVirtualThreads() throws Exception {
+		int threadsPerClient = 1000;
+		int iterations = 2;
+		List<LockRegistry> clients = List.of(newClient(), newClient());
+		SharedCounter counter = sharedCounter("virtual");
+		AtomicInteger inside = new AtomicInteger();
+		AtomicInteger overlaps = new AtomicInteger();
+		CountDownLatch start = new CountDownLatch(1);
+		List<Future<?>> workers = new ArrayList<>();
+		ExecutorService virtualThreads = (ExecutorService) Executors.class.getMethod("newVirtualThreadPerTaskExecutor")
+			.invoke(null);
+		try {
+			for (LockRegistry client : clients) {
+				for (int t = 0; t < threadsPerClient; t++) {
+					workers.add(virtualThreads.submit(() -> {
+						start.await();
+						DistLock lock = client.getLock("virtual");
+						for (int i = 0; i < iterations; i++) {
+							lock.lock();
+							try {
+								if (inside.incrementAndGet() > 1) {
+									overlaps.incrementAndGet();
+								}
+								counter.set(counter.get() + 1);
+								inside.decrementAndGet();
+							}
+							finally {
+								lock.unlock();
+							}
+						}
+						return null;
+					}));
+				}
+			}
+			start.countDown();
+			for (Future<?> worker : workers) {
+				worker.get(300, TimeUnit.SECONDS);
+			}
+		}
+		finally {
+			virtualThreads.shutdownNow();
 		}
 		assertThat(overlaps).hasValue(0);
 		assertThat(counter.get()).isEqualTo(2L * threadsPerClient * iterations);
