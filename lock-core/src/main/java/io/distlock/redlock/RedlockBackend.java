@@ -18,12 +18,9 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Predicate;
@@ -74,30 +71,8 @@ public final class RedlockBackend implements LockBackend {
 	/** How long a node that failed to answer is skipped before it is probed again. */
 	private final Duration downPeriod;
 
-	/**
-	 * Per node: the run id of the server it reached last. Two entries that reach one server (two
-	 * names for one host, two database numbers) would count twice towards the majority.
-	 */
-	private final AtomicReferenceArray<String> serverIds;
-
-	/**
-	 * Per node: the index of an earlier node that reaches the same server, {@link #UNVERIFIED} while
-	 * a reconnected node has not said which server it reached, or -1. Only -1 counts. Rebuilt whole,
-	 * under {@link #identities}, from {@link #serverIds}.
-	 */
-	private final AtomicIntegerArray sameServerAs;
-
-	/** Per node: numbers its (re)connections, so that an older identity answer never overwrites a newer one. */
-	private final AtomicLongArray connections;
-
-	private final Object identities = new Object();
-
-	private static final int UNVERIFIED = -2;
-
-	/** How often a reconnected node that did not say which server it is gets asked again. */
-	private static final Duration IDENTITY_RETRY = Duration.ofSeconds(1);
-
-	private volatile boolean closed;
+	/** Which server each node reaches; a node that shares one with an earlier-listed node does not count. */
+	private final RedlockNodeIdentities identities;
 
 	/** Numbers this client's acquisition attempts; with the owner id they are unique. */
 	private final AtomicLong attempts = new AtomicLong();
@@ -119,12 +94,6 @@ public final class RedlockBackend implements LockBackend {
 		this.nodes = List.copyOf(nodes);
 		this.settings = settings;
 		this.quorum = RedlockMath.quorum(nodes.size());
-		this.serverIds = new AtomicReferenceArray<>(nodes.size());
-		this.sameServerAs = new AtomicIntegerArray(nodes.size());
-		this.connections = new AtomicLongArray(nodes.size());
-		for (int i = 0; i < nodes.size(); i++) {
-			this.sameServerAs.set(i, -1);
-		}
 		this.downUntil = new AtomicLongArray(nodes.size());
 		long now = System.nanoTime();
 		for (int i = 0; i < nodes.size(); i++) {
@@ -138,17 +107,13 @@ public final class RedlockBackend implements LockBackend {
 			thread.setDaemon(true);
 			return thread;
 		});
+		this.identities = new RedlockNodeIdentities(this.nodes, this.quorum, this.calls);
 		try {
 			warmUp();
 		}
 		catch (RuntimeException ex) {
 			close();
 			throw ex;
-		}
-		for (int i = 0; i < nodes.size(); i++) {
-			int index = i;
-			// Lettuce reconnects by itself, maybe to another server behind the same name: ask again.
-			nodes.get(i).onConnected(() -> reconnected(index));
 		}
 	}
 
@@ -161,7 +126,7 @@ public final class RedlockBackend implements LockBackend {
 	 * answers.
 	 */
 	private void warmUp() {
-		List<CompletableFuture<String>> identities = this.nodes.stream().map(node -> CompletableFuture.supplyAsync(() -> {
+		List<CompletableFuture<String>> answers = this.nodes.stream().map(node -> CompletableFuture.supplyAsync(() -> {
 			String serverId = node.serverId();
 			if (!node.prepareAsync()) {
 				log.debug("Redlock node {} has no shared Lettuce connection; its calls block a pool thread each",
@@ -177,7 +142,7 @@ public final class RedlockBackend implements LockBackend {
 			}
 		}, this.calls)).toList();
 		try {
-			CompletableFuture.allOf(identities.toArray(CompletableFuture[]::new))
+			CompletableFuture.allOf(answers.toArray(CompletableFuture[]::new))
 				.get(WARM_UP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
 		}
 		catch (InterruptedException ex) {
@@ -187,12 +152,14 @@ public final class RedlockBackend implements LockBackend {
 			// Told node by node below.
 		}
 		List<String> down = new ArrayList<>();
+		List<String> answered = new ArrayList<>();
 		for (int i = 0; i < this.nodes.size(); i++) {
-			CompletableFuture<String> identity = identities.get(i);
+			CompletableFuture<String> identity = answers.get(i);
 			if (identity.isDone() && !identity.isCompletedExceptionally()) {
-				this.serverIds.set(i, identity.join());
+				answered.add(identity.join());
 				continue;
 			}
+			answered.add(null);
 			Throwable error = identity.isDone() ? unwrap(identity.handle((id, failure) -> failure).join())
 					: new TimeoutException("no answer within " + WARM_UP_TIMEOUT.toSeconds() + " s");
 			String explained = explainNode(i, error);
@@ -202,112 +169,11 @@ public final class RedlockBackend implements LockBackend {
 			}
 			down.add(explained);
 		}
-		for (int i = 0; i < this.nodes.size(); i++) {
-			for (int j = 0; j < i; j++) {
-				String id = this.serverIds.get(i);
-				if (id != null && id.equals(this.serverIds.get(j))) {
-					throw new RedlockNodesException(sameServerMessage(j, i) + " List every independent master once.", null);
-				}
-			}
-		}
+		this.identities.atStart(answered);
 		if (!down.isEmpty()) {
 			log.warn("{} of {} Redlock nodes did not answer at start; locks need {} of them: {}", down.size(),
 					this.nodes.size(), this.quorum, String.join("; ", down));
 		}
-	}
-
-	/**
-	 * A node's connection was (re)established, maybe to another server behind the same name: it
-	 * stops counting until it has said which server it reached. Runs on Lettuce's I/O thread, so
-	 * the question is asked from the pool.
-	 */
-	private void reconnected(int index) {
-		long connection = this.connections.incrementAndGet(index);
-		synchronized (this.identities) {
-			this.serverIds.set(index, null);
-			this.sameServerAs.set(index, UNVERIFIED);
-		}
-		try {
-			this.calls.execute(() -> checkIdentity(index, connection));
-		}
-		catch (RejectedExecutionException closing) {
-			// The backend is closing.
-		}
-	}
-
-	/**
-	 * Asks a reconnected node which server it reached, until it answers or reconnects again, then
-	 * decides anew which nodes count: of entries that reach one server, only the first listed.
-	 */
-	private void checkIdentity(int index, long connection) {
-		String id = null;
-		while (id == null && !this.closed && this.connections.get(index) == connection) {
-			try {
-				id = this.nodes.get(index).serverId();
-			}
-			catch (RuntimeException ex) {
-				log.debug("Could not ask Redlock node {} which server it is; asking again",
-						this.nodes.get(index).description(), ex);
-				try {
-					Thread.sleep(IDENTITY_RETRY.toMillis());
-				}
-				catch (InterruptedException interrupted) {
-					return;
-				}
-			}
-		}
-		if (id == null) {
-			return;
-		}
-		synchronized (this.identities) {
-			if (this.connections.get(index) != connection) {
-				// A newer connection asks for itself.
-				return;
-			}
-			this.serverIds.set(index, id);
-			decideWhichNodesCount();
-		}
-	}
-
-	/**
-	 * Of the nodes whose server is known, the first listed per server counts; the others do not.
-	 * Exclusions are applied before inclusions, so that a reader never sees two nodes of one server
-	 * both counting, not even halfway through.
-	 */
-	private void decideWhichNodesCount() {
-		int[] decided = new int[this.nodes.size()];
-		for (int i = 0; i < decided.length; i++) {
-			String id = this.serverIds.get(i);
-			decided[i] = (id == null) ? UNVERIFIED : -1;
-			for (int j = 0; j < i && id != null; j++) {
-				if (id.equals(this.serverIds.get(j))) {
-					decided[i] = j;
-					break;
-				}
-			}
-		}
-		for (boolean including : new boolean[] { false, true }) {
-			for (int i = 0; i < decided.length; i++) {
-				if ((decided[i] == -1) != including) {
-					continue;
-				}
-				int before = this.sameServerAs.getAndSet(i, decided[i]);
-				if (decided[i] >= 0 && before != decided[i]) {
-					log.error("{} Its answers do not count towards the majority of {}; fix distlock.redlock.nodes.",
-							sameServerMessage(decided[i], i), this.quorum);
-				}
-				else if (decided[i] == -1 && before >= 0) {
-					log.info("Redlock node {} reaches a server of its own again and counts again",
-							this.nodes.get(i).description());
-				}
-			}
-		}
-	}
-
-	private String sameServerMessage(int first, int second) {
-		return "Redlock nodes " + (first + 1) + " (" + this.nodes.get(first).description() + ") and " + (second + 1) + " ("
-				+ this.nodes.get(second).description() + ") reach the same Redis server (run_id "
-				+ this.serverIds.get(second) + "): one server would count twice towards the majority.";
 	}
 
 	private String explainNode(int index, Throwable error) {
@@ -476,10 +342,8 @@ public final class RedlockBackend implements LockBackend {
 		for (int i = 0; i < replies.size(); i++) {
 			Reply<Health> reply = replies.get(i);
 			boolean up = reply.answered() && reply.value().up();
-			int same = this.sameServerAs.get(i);
-			reachable += (up && same == -1) ? 1 : 0;
-			nodeStates.put(this.nodes.get(i).description(), (same >= 0) ? "SAME SERVER AS NODE " + (same + 1)
-					: (same == UNVERIFIED) ? "RECONNECTING" : up ? "UP" : "DOWN");
+			reachable += (up && this.identities.whyNotCounted(i) == null) ? 1 : 0;
+			nodeStates.put(this.nodes.get(i).description(), this.identities.healthState(i, up));
 		}
 		return new Health(reachable >= this.quorum,
 				Map.of("nodes", nodeStates, "reachable", reachable, "quorum", this.quorum));
@@ -487,7 +351,7 @@ public final class RedlockBackend implements LockBackend {
 
 	@Override
 	public void close() {
-		this.closed = true;
+		this.identities.close();
 		this.nodes.forEach(RedisLockBackend::close);
 		this.calls.shutdownNow();
 	}
@@ -572,11 +436,9 @@ public final class RedlockBackend implements LockBackend {
 		long now = System.nanoTime();
 		for (int i = 0; i < count; i++) {
 			int index = i;
-			int same = this.sameServerAs.get(i);
-			if (same != -1) {
-				arrived.add(new Indexed<>(index, new Reply<>(null, new IllegalStateException((same == UNVERIFIED)
-						? "it reconnected and has not yet said which server it reached"
-						: "it reaches the same server as Redlock node " + (same + 1) + " and does not count"))));
+			String notCounted = this.identities.whyNotCounted(i);
+			if (notCounted != null) {
+				arrived.add(new Indexed<>(index, new Reply<>(null, new IllegalStateException(notCounted))));
 				continue;
 			}
 			if (now - this.downUntil.get(i) < 0) {
