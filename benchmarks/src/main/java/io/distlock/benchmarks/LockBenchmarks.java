@@ -28,7 +28,8 @@ import io.distlock.embedded.RedisServerProcess;
  *
  * <p>Arguments: measured duration and warm-up per scenario and library (ISO-8601, e.g. PT10S PT3S),
  * how many distinct names the memory scenario takes (default a million), and which scenarios run
- * ({@code all}, or a comma-separated subset of uncontended, contended, redlock, annotation, memory).
+ * ({@code all}, or a comma-separated subset of uncontended, contended, redlock, annotation, memory; the
+ * reactive scenario runs only when named).
  * A run fails (non-zero) if a contended run loses an update: speed without exclusion is worthless.
  */
 public final class LockBenchmarks {
@@ -62,6 +63,7 @@ public final class LockBenchmarks {
 		Map<String, Result> redlock = new LinkedHashMap<>();
 		Map<String, Result> annotation = new LinkedHashMap<>();
 		Map<String, MemoryScenario.Result> memory = new LinkedHashMap<>();
+		Map<String, ReactiveScenario.Result> reactive = new LinkedHashMap<>();
 		try (RedisServerProcess redis = RedisServerProcess.start()) {
 			List<Contender> contenders = Contenders.all(redis.host(), redis.port());
 			// Whoever runs first would pay the JVM's warm-up of the shared stack (Lettuce, Spring,
@@ -91,6 +93,13 @@ public final class LockBenchmarks {
 					redis.command("FLUSHALL");
 				}
 			}
+			// Opt-in: named explicitly, not part of "all".
+			if (scenarios.contains("reactive")) {
+				reactive.put("distlock", ReactiveScenario.distlock(redis.host(), redis.port(), warmup, duration));
+				redis.command("FLUSHALL");
+				reactive.put("redisson", ReactiveScenario.redisson(redis.host(), redis.port(), warmup, duration));
+				redis.command("FLUSHALL");
+			}
 			for (Contender contender : contenders) {
 				if (selected.test("memory")) {
 					memory.put(contender.name(), MemoryScenario.run(contender, redis, names));
@@ -115,6 +124,20 @@ public final class LockBenchmarks {
 			masters.forEach(RedisServerProcess::close);
 		}
 
+		if (!reactive.isEmpty()) {
+			report.add("Scenario 6, reactive: " + ReactiveScenario.SUBSCRIPTIONS + " concurrent Mono subscriptions on one key over "
+					+ ReactiveScenario.CLIENTS + " clients, lock + short section + unlock, repeated");
+			reactive.forEach((name, result) -> report.add(String.format(Locale.ROOT,
+					"RESULT scenario=reactive lib=%s acqPerSec=%.0f handoffP50us=%d handoffP99us=%d threadsAdded=%d", name,
+					result.acquisitionsPerSecond(), micros(result.handoff(), 50), micros(result.handoff(), 99),
+					result.threadsAdded())));
+			if (reactive.containsKey("distlock") && reactive.containsKey("redisson")) {
+				report.add(String.format(Locale.ROOT, "RATIO scenario=reactive distlock/redisson throughput=%.2f handoffP99=%.2f",
+						reactive.get("distlock").acquisitionsPerSecond() / reactive.get("redisson").acquisitionsPerSecond(),
+						(double) micros(reactive.get("distlock").handoff(), 99)
+								/ Math.max(1, micros(reactive.get("redisson").handoff(), 99))));
+			}
+		}
 		report.add("Scenario 1, uncontended: 4 threads, a key each, lock()+unlock() pairs; one client");
 		pairTable(report, uncontended);
 		report.add("Scenario 2, contended: 8 threads on one key, 4 independent clients; GET+SET of a Redis counter inside");
