@@ -95,10 +95,7 @@ final class EngineLock implements DistLock {
 	}
 
 	private Duration requirePositiveLease(Duration leaseTime) {
-		if (leaseTime == null || leaseTime.isNegative() || leaseTime.isZero()) {
-			throw new IllegalArgumentException("Lease of lock '" + this.name + "' must be positive but was " + leaseTime);
-		}
-		return leaseTime;
+		return LockEngine.requirePositiveLease(this.name, leaseTime);
 	}
 
 	@Override

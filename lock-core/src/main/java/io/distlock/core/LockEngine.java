@@ -96,10 +96,7 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 
 	@Override
 	public DistLock getLock(String name) {
-		if (name == null || name.isBlank()) {
-			throw new IllegalArgumentException("Lock name must not be null or blank");
-		}
-		return new EngineLock(this, name);
+		return new EngineLock(this, requireName(name));
 	}
 
 	@Override
@@ -160,20 +157,30 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 		return this.backend.remainingLease(name);
 	}
 
-	@Override
-	public Optional<WorkHold> tryLockForWork(String name, Duration waitTime, Duration leaseTime)
-			throws InterruptedException {
+	private static String requireName(String name) {
 		if (name == null || name.isBlank()) {
 			throw new IllegalArgumentException("Lock name must not be null or blank");
 		}
-		if (leaseTime != null && (leaseTime.isNegative() || leaseTime.isZero())) {
+		return name;
+	}
+
+	static Duration requirePositiveLease(String name, Duration leaseTime) {
+		if (leaseTime == null || leaseTime.isNegative() || leaseTime.isZero()) {
 			throw new IllegalArgumentException("Lease of lock '" + name + "' must be positive but was " + leaseTime);
 		}
+		return leaseTime;
+	}
+
+	@Override
+	public Optional<WorkHold> tryLockForWork(String name, Duration waitTime, Duration leaseTime)
+			throws InterruptedException {
+		requireName(name);
+		Duration lease = (leaseTime != null) ? requirePositiveLease(name, leaseTime) : null;
 		// An owner of its own, never a thread's: the work may end on any thread, and the thread that
 		// took the hold may take the lock again meanwhile (then it waits like any other owner).
 		String owner = this.options.clientId() + ":w" + Long.toString(this.workOwners.incrementAndGet(), 36);
 		Duration wait = (waitTime != null && !waitTime.isNegative()) ? waitTime : Duration.ZERO;
-		if (!acquire(name, owner, false, leaseTime, wait, true)) {
+		if (!acquire(name, owner, false, lease, wait, true)) {
 			return Optional.empty();
 		}
 		return Optional.of(new EngineWorkHold(this, name, owner));
