@@ -5,7 +5,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutorService;
@@ -20,7 +19,6 @@ import org.slf4j.LoggerFactory;
 import org.springframework.expression.EvaluationContext;
 import org.springframework.util.ClassUtils;
 
-import io.distlock.LockBackendException;
 import io.distlock.LockOrigin;
 import io.distlock.LockRegistry;
 import io.distlock.WorkHold;
@@ -172,7 +170,7 @@ final class DeferredLocking {
 	private Object stageOf(Call call, LockFailure failure) {
 		Object value;
 		try {
-			value = this.interceptor.onFailure(call.attribute(), failure, call.context());
+			value = failureValue(call, failure);
 		}
 		catch (Throwable ex) {
 			// THROW: the caller of a future-returning method expects a failed future, not a throw.
@@ -195,7 +193,8 @@ final class DeferredLocking {
 		Throwable cause;
 		try {
 			cause = LockOrigin.during(call.attribute().metricName(), call.attribute().description(),
-					() -> acquireAll(call, held, start));
+					() -> DistributedLockInterceptor.acquireAll(call.names(), call.waitTime(), start, held,
+							(name, left) -> call.locks().tryLockForWork(name, left, call.leaseTime()).orElse(null)));
 		}
 		catch (RuntimeException | Error ex) {
 			releaseQuietly(held);
@@ -212,28 +211,6 @@ final class DeferredLocking {
 		Duration waited = Duration.ofNanos(System.nanoTime() - start);
 		return new Acquired(List.of(), new LockFailure(call.names(), call.attribute().method(), call.target(),
 				call.arguments(), waited, cause), 0);
-	}
-
-	private static Throwable acquireAll(Call call, List<WorkHold> held, long start) {
-		try {
-			for (String name : call.names()) {
-				Duration left = call.waitTime().minusNanos(System.nanoTime() - start);
-				Optional<WorkHold> hold = call.locks().tryLockForWork(name, left.isNegative() ? Duration.ZERO : left,
-						call.leaseTime());
-				if (hold.isEmpty()) {
-					return null;
-				}
-				held.add(hold.get());
-			}
-			return null;
-		}
-		catch (LockBackendException ex) {
-			return ex;
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			return ex;
-		}
 	}
 
 	/**

@@ -19,8 +19,8 @@ import org.springframework.util.ClassUtils;
  */
 final class DeferredResultTypes {
 
-	private static final List<String> DEFERRED = List.of("java.util.concurrent.CompletionStage",
-			"java.util.concurrent.Future", "java.util.concurrent.Callable", "java.util.concurrent.Flow$Publisher",
+	/** Stages, Monos and Fluxes are {@link DeferredLocking}'s and never reach this list. */
+	private static final List<String> DEFERRED = List.of("java.util.concurrent.Future", "java.util.concurrent.Callable", "java.util.concurrent.Flow$Publisher",
 			"org.reactivestreams.Publisher", "kotlinx.coroutines.flow.Flow",
 			"org.springframework.web.context.request.async.DeferredResult",
 			"org.springframework.web.context.request.async.WebAsyncTask");

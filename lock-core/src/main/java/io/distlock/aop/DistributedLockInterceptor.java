@@ -108,7 +108,7 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
 					+ " needs a LockRegistry bean and there is none; the method was not run. Configure Redis "
 					+ "(spring.data.redis.*) or declare a LockRegistry bean.");
 		}
-		if (DeferredLocking.handles(method.getReturnType())) {
+		if (attribute.deferred()) {
 			return this.deferred.invoke(invocation,
 					new DeferredLocking.Call(attribute, locks, names, wait, lease, context, target, arguments));
 		}
@@ -118,7 +118,10 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
 		Map<String, Long> tokens;
 		try {
 			cause = LockOrigin.during(attribute.metricName(), attribute.description(),
-					() -> acquireAll(locks, names, wait, lease, held, start));
+					() -> acquireAll(names, wait, start, held, (name, left) -> {
+						DistLock lock = locks.getLock(name);
+						return lock.tryLock(left, lease) ? lock : null;
+					}));
 			tokens = (held.size() == names.size()) ? fencingTokens(held) : null;
 		}
 		catch (Throwable ex) {
@@ -157,20 +160,21 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
 	}
 
 	/**
-	 * Takes the locks in order within one wait budget, adding each to {@code held}. Anything other than
+	 * Takes the locks in order within one wait budget, adding each to {@code held}; shared by the
+	 * thread-bound holds here and the work-bound ones of {@link DeferredLocking}. Anything other than
 	 * a backend failure or an interrupt propagates; the caller releases what is in {@code held}.
+	 * @param take takes one lock within what is left of the wait; {@code null} if it stayed taken
 	 * @return why it stopped short (backend failure, interrupt), or {@code null}
 	 */
-	private static Throwable acquireAll(LockRegistry locks, List<String> names, Duration wait, Duration lease,
-			List<DistLock> held, long start) {
+	static <H> Throwable acquireAll(List<String> names, Duration wait, long start, List<H> held, LockTaker<H> take) {
 		try {
 			for (String name : names) {
-				DistLock lock = locks.getLock(name);
 				Duration left = wait.minusNanos(System.nanoTime() - start);
-				if (!lock.tryLock(left.isNegative() ? Duration.ZERO : left, lease)) {
+				H hold = take.take(name, left.isNegative() ? Duration.ZERO : left);
+				if (hold == null) {
 					return null;
 				}
-				held.add(lock);
+				held.add(hold);
 			}
 			return null;
 		}
@@ -181,6 +185,15 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
 			Thread.currentThread().interrupt();
 			return ex;
 		}
+	}
+
+	/** Takes one lock, for a thread or for a piece of work. */
+	@FunctionalInterface
+	interface LockTaker<H> {
+
+		/** @return the hold, or {@code null} if another holder kept the lock for the whole wait */
+		H take(String name, Duration wait) throws InterruptedException;
+
 	}
 
 	private static Map<String, Long> fencingTokens(List<DistLock> held) {
@@ -227,7 +240,7 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
 
 	private static Object skipValue(LockAttribute attribute, EvaluationContext context) {
 		Class<?> returnType = attribute.method().getReturnType();
-		if (DeferredLocking.handles(returnType)) {
+		if (attribute.deferred()) {
 			// The fallback is the value the future or stream carries; it is wrapped afterwards.
 			return (attribute.fallback() != null) ? attribute.fallback().getValue(context) : null;
 		}

@@ -22,9 +22,12 @@ import io.distlock.annotation.OnLockFailure;
  * @param onFailure the failure policy
  * @param fallback the SKIP fallback expression, or {@code null}
  * @param failureHandler the failure handler bean name, or empty
+ * @param deferred whether the method returns work that ends later (a future, a Mono or Flux), whose
+ * locks {@link DeferredLocking} holds until it ends
  */
 record LockAttribute(Method method, String description, String name, List<Expression> keys, List<String> keyTexts,
-		Duration waitTime, Duration leaseTime, OnLockFailure onFailure, Expression fallback, String failureHandler) {
+		Duration waitTime, Duration leaseTime, OnLockFailure onFailure, Expression fallback, String failureHandler,
+		boolean deferred) {
 
 	/** @return the name metrics use: the annotation's name, else {@code SimpleClassName.method}, never a key */
 	String metricName() {

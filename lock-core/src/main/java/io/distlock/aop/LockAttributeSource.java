@@ -34,7 +34,7 @@ import io.distlock.annotation.DistributedLock;
 public final class LockAttributeSource {
 
 	private static final LockAttribute NONE = new LockAttribute(null, "", "", List.of(), List.of(), null, null, null,
-			null, "");
+			null, "", false);
 
 	private final Map<MethodClassKey, LockAttribute> cache = new ConcurrentHashMap<>(256);
 
@@ -103,7 +103,7 @@ public final class LockAttributeSource {
 		return new LockAttribute(method, description, annotation.name(), List.copyOf(keys), List.of(annotation.key()),
 				duration(description, "waitTime", annotation.waitTime(), true),
 				duration(description, "leaseTime", annotation.leaseTime(), false), annotation.onFailure(), fallback,
-				annotation.failureHandler());
+				annotation.failureHandler(), DeferredLocking.handles(method.getReturnType()));
 	}
 
 	private Expression parseExpression(String description, String attribute, String text) {
