@@ -143,19 +143,44 @@ public abstract class LockRegistryContract {
 
 	@Test
 	void mutualExclusionAcrossClientsKeepsEveryUpdate() throws Exception {
-		int threadsPerClient = 4;
-		int iterations = 300;
+		assertMutualExclusion(this.threads, "counter", 4, 300, 100);
+	}
+
+	/**
+	 * The same with 2,000 virtual threads over two clients, on a JDK that has them; run by the
+	 * {@code virtual-threads} Maven profile (a JDK 21+ and {@code -Ddistlock.virtual-threads=true}).
+	 */
+	@Test
+	@EnabledIfSystemProperty(named = "distlock.virtual-threads", matches = "true")
+	void mutualExclusionHoldsForThousandsOfVirtualThreads() throws Exception {
+		ExecutorService virtualThreads = (ExecutorService) Executors.class.getMethod("newVirtualThreadPerTaskExecutor")
+			.invoke(null);
+		try {
+			assertMutualExclusion(virtualThreads, "virtual", 1000, 2, 300);
+		}
+		finally {
+			virtualThreads.shutdownNow();
+		}
+	}
+
+	/**
+	 * Two clients, {@code threadsPerClient} threads each, all incrementing one shared counter under
+	 * the lock: no two inside at once, and no update lost.
+	 * @param timeoutSeconds how long each worker may take
+	 */
+	private void assertMutualExclusion(ExecutorService executor, String name, int threadsPerClient, int iterations,
+			long timeoutSeconds) throws Exception {
 		List<LockRegistry> clients = List.of(newClient(), newClient());
-		SharedCounter counter = sharedCounter("mutex");
+		SharedCounter counter = sharedCounter(name);
 		AtomicInteger inside = new AtomicInteger();
 		AtomicInteger overlaps = new AtomicInteger();
 		CountDownLatch start = new CountDownLatch(1);
 		List<Future<?>> workers = new ArrayList<>();
 		for (LockRegistry client : clients) {
 			for (int t = 0; t < threadsPerClient; t++) {
-				workers.add(this.threads.submit(() -> {
+				workers.add(executor.submit(() -> {
 					start.await();
-					DistLock lock = client.getLock("counter");
+					DistLock lock = client.getLock(name);
 					for (int i = 0; i < iterations; i++) {
 						lock.lock();
 						try {
@@ -175,59 +200,7 @@ public abstract class LockRegistryContract {
 		}
 		start.countDown();
 		for (Future<?> worker : workers) {
-			worker.get(100, TimeUnit.SECONDS);
-		}
-		assertThat(overlaps).hasValue(0);
-		assertThat(counter.get()).isEqualTo(2L * threadsPerClient * iterations);
-	}
-
-	/**
-	 * The same with 2,000 virtual threads over two clients, on a JDK that has them; run by the
-	 * {@code virtual-threads} Maven profile (a JDK 21+ and {@code -Ddistlock.virtual-threads=true}).
-	 */
-	@Test
-	@EnabledIfSystemProperty(named = "distlock.virtual-threads", matches = "true")
-	void mutualExclusionHoldsForThousandsOfVirtualThreads() throws Exception {
-		int threadsPerClient = 1000;
-		int iterations = 2;
-		List<LockRegistry> clients = List.of(newClient(), newClient());
-		SharedCounter counter = sharedCounter("virtual");
-		AtomicInteger inside = new AtomicInteger();
-		AtomicInteger overlaps = new AtomicInteger();
-		CountDownLatch start = new CountDownLatch(1);
-		List<Future<?>> workers = new ArrayList<>();
-		ExecutorService virtualThreads = (ExecutorService) Executors.class.getMethod("newVirtualThreadPerTaskExecutor")
-			.invoke(null);
-		try {
-			for (LockRegistry client : clients) {
-				for (int t = 0; t < threadsPerClient; t++) {
-					workers.add(virtualThreads.submit(() -> {
-						start.await();
-						DistLock lock = client.getLock("virtual");
-						for (int i = 0; i < iterations; i++) {
-							lock.lock();
-							try {
-								if (inside.incrementAndGet() > 1) {
-									overlaps.incrementAndGet();
-								}
-								counter.set(counter.get() + 1);
-								inside.decrementAndGet();
-							}
-							finally {
-								lock.unlock();
-							}
-						}
-						return null;
-					}));
-				}
-			}
-			start.countDown();
-			for (Future<?> worker : workers) {
-				worker.get(300, TimeUnit.SECONDS);
-			}
-		}
-		finally {
-			virtualThreads.shutdownNow();
+			worker.get(timeoutSeconds, TimeUnit.SECONDS);
 		}
 		assertThat(overlaps).hasValue(0);
 		assertThat(counter.get()).isEqualTo(2L * threadsPerClient * iterations);
