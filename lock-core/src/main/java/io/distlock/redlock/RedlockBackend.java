@@ -128,6 +128,8 @@ public final class RedlockBackend implements LockBackend {
 	private void warmUp() {
 		List<CompletableFuture<String>> answers = this.nodes.stream().map(node -> CompletableFuture.supplyAsync(() -> {
 			String serverId = node.serverId();
+			// Runs a lock script once, so that the first real acquisition does not pay its loading.
+			node.isHeldBy("distlock-warm-up", "-");
 			if (!node.prepareAsync()) {
 				log.debug("Redlock node {} has no shared Lettuce connection; its calls block a pool thread each",
 						node.description());
