@@ -1,0 +1,769 @@
+package io.distlock.zookeeper;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.function.Consumer;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.framework.state.ConnectionStateListener;
+import org.apache.curator.utils.ZKPaths;
+import org.apache.zookeeper.AddWatchMode;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.ZooKeeper;
+import org.apache.zookeeper.data.Stat;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import io.distlock.core.LockBackend;
+
+/**
+ * Keeps locks in ZooKeeper through Apache Curator: one ephemeral znode per held lock,
+ * {@code <basePath>/<encoded name>} (see {@link ZooKeeperNodeNames}), whose data is the owner id.
+ * Creating it is taking the lock; ZooKeeper's consensus makes the create succeed for one client
+ * only, and the other creates fail with {@code NodeExists}. The fencing token is the zxid that
+ * created the node ({@code czxid}): zxids only grow, across restarts and leader changes, as they
+ * number the ensemble's replicated log.
+ *
+ * <p><b>No queue.</b> Waiters do not keep sequential nodes in line (Curator's {@code InterProcessMutex}
+ * does): the engine's hand-off protocol wants a queued place that lapses when its waiter stops
+ * calling, and a hold handed over with a provisional lease, which ephemeral nodes (alive as long
+ * as the whole session) do not give. So, as with Redlock and the table lock, waiters of different
+ * clients compete after each release; within one client the engine serves its threads in arrival
+ * order. A release is announced by a persistent watch on the lock's path ({@code NodeDeleted}),
+ * which wakes the waiters of every client without polling.
+ *
+ * <p><b>Leases.</b> A hold ends at the first of: its owner's release; its lease running out without
+ * renewal, when this client deletes its own node (so a lock whose thread died, or an explicit lease
+ * that ran out, frees itself as on Redis); the end of this client's session, when the ensemble
+ * deletes the node (a crashed, paused or cut-off client loses its holds after the session timeout,
+ * not after the lease). Renewing checks that the node is still there, created by this session.
+ *
+ * <p><b>Sessions.</b> Every node is bound to the session that created it; it is deleted only
+ * through that session's own ZooKeeper handle, which can never act for a later session, so a
+ * late release cannot delete another client's node created under the same path after this
+ * session expired. On {@link ConnectionState#SUSPENDED} holds are in doubt and renewals fail (the
+ * watchdog reports the failure and keeps trying); on {@link ConnectionState#LOST} (the session
+ * expired, or Curator gave it up after the session timeout) every hold counts as lost: renewals
+ * answer {@code false} and releases {@link Release#NOT_HELD}, so owners are told.
+ *
+ * <p>Over 300 lines because each operation has to reason about sessions, and splitting them would
+ * spread that reasoning over several types.
+ */
+public final class ZooKeeperLockBackend implements LockBackend {
+
+	private static final Logger log = LoggerFactory.getLogger(ZooKeeperLockBackend.class);
+
+	/** How long a release keeps re-sending a delete that met a connection loss, when not told. */
+	private static final Duration DEFAULT_CALL_WAIT = Duration.ofSeconds(5);
+
+	private final CuratorFramework client;
+
+	private final String basePath;
+
+	private final boolean ownsClient;
+
+	private final Duration connectionTimeout;
+
+	private final String ensemble;
+
+	/** This client's holds, one per lock name at most (the znode is unique per name). */
+	private final ConcurrentHashMap<String, Held> holds = new ConcurrentHashMap<>();
+
+	private final Set<Subscription> subscriptions = ConcurrentHashMap.newKeySet();
+
+	/** Runs lease expiries: one thread for all holds. */
+	private final ScheduledThreadPoolExecutor leases;
+
+	private final ConnectionStateListener connectionListener = (client, state) -> connectionChanged(state);
+
+	private volatile ConnectionState lastState = ConnectionState.CONNECTED;
+
+	private volatile boolean closed;
+
+	/**
+	 * @param client a started Curator client
+	 * @param basePath the parent of all lock nodes, e.g. {@code /distlock}
+	 * @param connectionTimeout how long a call waits for a connection (for messages)
+	 * @param ownsClient whether {@link #close()} closes the client
+	 */
+	public ZooKeeperLockBackend(CuratorFramework client, String basePath, Duration connectionTimeout, boolean ownsClient) {
+		this.client = client;
+		this.basePath = validBasePath(basePath);
+		this.connectionTimeout = connectionTimeout;
+		this.ownsClient = ownsClient;
+		this.ensemble = ensembleOf(client);
+		this.leases = new ScheduledThreadPoolExecutor(1, runnable -> {
+			Thread thread = new Thread(runnable, "distlock-zookeeper-leases");
+			thread.setDaemon(true);
+			return thread;
+		});
+		this.leases.setRemoveOnCancelPolicy(true);
+		client.getConnectionStateListenable().addListener(this.connectionListener);
+	}
+
+	static String validBasePath(String basePath) {
+		if (basePath == null || !basePath.startsWith("/") || basePath.length() < 2 || basePath.endsWith("/")) {
+			throw new IllegalArgumentException("ZooKeeper base path must be an absolute path such as /distlock but was '"
+					+ basePath + "'");
+		}
+		ZKPaths.fixForNamespace(null, basePath);
+		return basePath;
+	}
+
+	private static String ensembleOf(CuratorFramework client) {
+		// ZooKeeper connect strings carry no credentials (digest auth is added separately).
+		String connect = client.getZookeeperClient().getCurrentConnectionString();
+		String namespace = client.getNamespace();
+		return (namespace == null || namespace.isEmpty()) ? connect : connect + " (namespace /" + namespace + ")";
+	}
+
+	@Override
+	public String description() {
+		return "ZooKeeper at " + this.ensemble + ", " + this.basePath;
+	}
+
+	@Override
+	public String explain(RuntimeException failure) {
+		Throwable cause = failure;
+		while (cause != null && !(cause instanceof KeeperException) && !(cause instanceof InterruptedException)) {
+			cause = cause.getCause();
+		}
+		String at = "ZooKeeper at " + this.ensemble;
+		if (cause instanceof InterruptedException) {
+			return "the call to " + at + " was interrupted";
+		}
+		if (!(cause instanceof KeeperException keeper)) {
+			return at + ": " + failure.getMessage();
+		}
+		return switch (keeper.code()) {
+			case CONNECTIONLOSS, OPERATIONTIMEOUT -> at + " did not answer within " + seconds(this.connectionTimeout)
+					+ " (connection loss; is a majority of the ensemble up and reachable?)";
+			case SESSIONEXPIRED -> at + " expired this client's session; its locks are gone";
+			case NOAUTH -> at + " refused access to " + this.basePath + " (NOAUTH: the client's credentials lack the ACL's rights)";
+			case AUTHFAILED -> at + " rejected the client's credentials (AUTHFAILED)";
+			default -> at + " answered " + keeper.code();
+		};
+	}
+
+	private static String seconds(Duration duration) {
+		return (duration.toMillis() % 1000 == 0) ? duration.toSeconds() + " s" : duration.toMillis() + " ms";
+	}
+
+	// Acquiring
+
+	@Override
+	public Acquisition acquire(String name, String owner, int heldCount, Duration lease) {
+		String path = path(name);
+		if (heldCount > 0) {
+			return reenter(name, owner, path, lease);
+		}
+		Held stale = this.holds.get(name);
+		if (stale != null && stale.owner.equals(owner)) {
+			// A hold the engine gave up (a release that failed, a hold reported lost): it is not this
+			// acquisition's, and its token must not be handed out again as a new holder's.
+			forget(stale);
+			deleteQuietly(stale);
+		}
+		byte[] data = owner.getBytes(StandardCharsets.UTF_8);
+		while (true) {
+			Stat stat = new Stat();
+			try {
+				this.client.create().storingStatIn(stat).creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
+					.forPath(path, data);
+				return held(name, owner, path, stat, lease);
+			}
+			catch (KeeperException.NodeExistsException taken) {
+				Stat existing = new Stat();
+				byte[] holder;
+				try {
+					holder = this.client.getData().storingStatIn(existing).forPath(path);
+				}
+				catch (KeeperException.NoNodeException releasedMeanwhile) {
+					continue;
+				}
+				catch (Exception ex) {
+					throw failure(ex);
+				}
+				if (owner.equals(new String(holder, StandardCharsets.UTF_8)) && existing.getEphemeralOwner() == sessionId()
+						&& !this.holds.containsKey(name)) {
+					// This very create, re-sent by Curator after a connection loss swallowed its answer:
+					// only this owner creates nodes with its id, and it holds nothing here.
+					return held(name, owner, path, existing, lease);
+				}
+				// The holder's lease is not in ZooKeeper; the engine re-checks within its place time anyway.
+				return Acquisition.heldByOther(sessionTimeout());
+			}
+			catch (Exception ex) {
+				throw failure(ex);
+			}
+		}
+	}
+
+	private Acquisition reenter(String name, String owner, String path, Duration lease) {
+		Held hold = this.holds.get(name);
+		if (hold == null || !hold.owner.equals(owner) || hold.gone || hold.session != sessionId()) {
+			return Acquisition.lost();
+		}
+		Stat stat;
+		try {
+			stat = this.client.checkExists().forPath(path);
+		}
+		catch (Exception ex) {
+			throw failure(ex);
+		}
+		if (stat == null || stat.getCzxid() != hold.czxid) {
+			forget(hold);
+			return Acquisition.lost();
+		}
+		extend(hold, lease);
+		return Acquisition.acquired(hold.czxid, lease);
+	}
+
+	private Acquisition held(String name, String owner, String path, Stat stat, Duration lease) {
+		Held hold = new Held(name, owner, path, stat.getCzxid(), stat.getEphemeralOwner());
+		this.holds.put(name, hold);
+		extend(hold, lease);
+		return Acquisition.acquired(hold.czxid, lease);
+	}
+
+	// Leases
+
+	/** Moves the hold's deadline to {@code lease} from now; this client deletes the node then unless renewed. */
+	private void extend(Held hold, Duration lease) {
+		long deadline = System.nanoTime() + saturatedNanos(lease);
+		synchronized (hold) {
+			hold.deadline = deadline;
+			if (hold.expiry != null) {
+				hold.expiry.cancel(false);
+			}
+			try {
+				hold.expiry = this.leases.schedule(() -> leaseRanOut(hold), Math.max(0, deadline - System.nanoTime()),
+						TimeUnit.NANOSECONDS);
+			}
+			catch (java.util.concurrent.RejectedExecutionException closedBackend) {
+				// Closed: the node lives until the session ends.
+				hold.expiry = null;
+			}
+		}
+	}
+
+	private void leaseRanOut(Held hold) {
+		synchronized (hold) {
+			if (hold.gone || hold.releasing || System.nanoTime() - hold.deadline < 0) {
+				return;
+			}
+			hold.gone = true;
+		}
+		this.holds.remove(hold.name, hold);
+		log.debug("Lease of lock '{}' held by {} ran out; deleting its node", hold.name, hold.owner);
+		deleteQuietly(hold);
+	}
+
+	private void forget(Held hold) {
+		synchronized (hold) {
+			hold.gone = true;
+			if (hold.expiry != null) {
+				hold.expiry.cancel(false);
+			}
+		}
+		this.holds.remove(hold.name, hold);
+	}
+
+	// Releasing
+
+	@Override
+	public Release release(String name, String owner, int heldCount) {
+		return release(name, owner, heldCount, null, Acquisition.NO_TOKEN, null);
+	}
+
+	@Override
+	public Release release(String name, String owner, int heldCount, String holdId, long token, Duration within) {
+		Held hold = this.holds.get(name);
+		if (hold == null || !hold.owner.equals(owner)) {
+			return Release.NOT_HELD;
+		}
+		if (heldCount > 1) {
+			// The engine counts re-entries; ZooKeeper has one node per hold whatever the count.
+			boolean live;
+			synchronized (hold) {
+				live = !hold.gone && hold.session == sessionId();
+			}
+			return live ? Release.DECREMENTED : Release.NOT_HELD;
+		}
+		synchronized (hold) {
+			if (hold.gone) {
+				this.holds.remove(name, hold);
+				return Release.NOT_HELD;
+			}
+			hold.releasing = true;
+		}
+		long deadline = System.nanoTime() + saturatedNanos((within != null) ? within : DEFAULT_CALL_WAIT);
+		boolean sent = false;
+		while (true) {
+			try {
+				Release result = delete(hold, sent) ? Release.RELEASED : Release.NOT_HELD;
+				forget(hold);
+				return result;
+			}
+			catch (KeeperException.ConnectionLossException | KeeperException.OperationTimeoutException lost) {
+				// The delete may have landed: a node found missing on the next try is then this release's doing.
+				sent = true;
+				if (System.nanoTime() - deadline >= 0) {
+					throw releaseFailed(hold, lost);
+				}
+				pause();
+			}
+			catch (Exception ex) {
+				throw releaseFailed(hold, ex);
+			}
+		}
+	}
+
+	private RuntimeException releaseFailed(Held hold, Exception cause) {
+		synchronized (hold) {
+			hold.releasing = false;
+		}
+		// The engine drops the hold; the node goes when its lease runs out, or with the session.
+		if (!hold.gone) {
+			long left = hold.deadline - System.nanoTime();
+			extend(hold, Duration.ofNanos(Math.max(0, left)));
+		}
+		return failure(cause);
+	}
+
+	/**
+	 * Deletes the hold's node through the handle of the session that created it.
+	 * @param resent whether an earlier try may have deleted it already
+	 * @return whether this hold's node was there and is now deleted (or was deleted by the earlier try)
+	 */
+	private boolean delete(Held hold, boolean resent) throws Exception {
+		ZooKeeper zk = this.client.getZookeeperClient().getZooKeeper();
+		if (zk.getSessionId() != hold.session) {
+			// That session is over: the ensemble deleted (or is about to delete) its nodes.
+			return false;
+		}
+		String path = ZKPaths.fixForNamespace(this.client.getNamespace(), hold.path);
+		Stat stat = zk.exists(path, false);
+		if (stat == null || stat.getCzxid() != hold.czxid) {
+			return resent && stat == null;
+		}
+		try {
+			zk.delete(path, stat.getVersion());
+			return true;
+		}
+		catch (KeeperException.NoNodeException | KeeperException.SessionExpiredException gone) {
+			return false;
+		}
+	}
+
+	private void deleteQuietly(Held hold) {
+		try {
+			delete(hold, false);
+		}
+		catch (Exception ex) {
+			// Still connected later with the same session: RECONNECTED retries; else the session's end deletes it.
+			this.undeleted.add(hold);
+			log.debug("Could not delete the node of lock '{}' held by {}: {}", hold.name, hold.owner, ex.toString());
+		}
+	}
+
+	/** Nodes whose lease ran out but could not be deleted at the time; retried on reconnection. */
+	private final Set<Held> undeleted = ConcurrentHashMap.newKeySet();
+
+	// Renewing
+
+	@Override
+	public List<Boolean> renew(List<HoldRef> refs, Duration lease) {
+		return renew(refs, lease, null);
+	}
+
+	@Override
+	public List<Boolean> renew(List<HoldRef> refs, Duration lease, Duration within) {
+		ZooKeeper zk;
+		try {
+			zk = this.client.getZookeeperClient().getZooKeeper();
+		}
+		catch (Exception ex) {
+			throw failure(ex);
+		}
+		long session = zk.getSessionId();
+		AtomicReferenceArray<Object> answers = new AtomicReferenceArray<>(refs.size());
+		List<Held> checked = new ArrayList<>();
+		List<Integer> positions = new ArrayList<>();
+		for (int i = 0; i < refs.size(); i++) {
+			HoldRef ref = refs.get(i);
+			Held hold = this.holds.get(ref.name());
+			if (hold == null || !hold.owner.equals(ref.owner()) || hold.gone || hold.session != session) {
+				if (hold != null && hold.owner.equals(ref.owner())) {
+					forget(hold);
+				}
+				answers.set(i, Boolean.FALSE);
+			}
+			else {
+				checked.add(hold);
+				positions.add(i);
+			}
+		}
+		if (!checked.isEmpty()) {
+			if (!this.client.getZookeeperClient().isConnected()) {
+				throw failure(new KeeperException.ConnectionLossException());
+			}
+			// One pipelined round trip for the batch, on the handle of the holds' own session.
+			CountDownLatch answered = new CountDownLatch(checked.size());
+			long start = System.nanoTime();
+			for (int k = 0; k < checked.size(); k++) {
+				Held hold = checked.get(k);
+				int position = positions.get(k);
+				zk.exists(ZKPaths.fixForNamespace(this.client.getNamespace(), hold.path), false, (rc, path, ctx, stat) -> {
+					KeeperException.Code code = KeeperException.Code.get(rc);
+					if (code == KeeperException.Code.OK || code == KeeperException.Code.NONODE) {
+						answers.set(position, stat != null && stat.getCzxid() == hold.czxid);
+					}
+					else {
+						answers.set(position, KeeperException.create(code, path));
+					}
+					answered.countDown();
+				}, null);
+			}
+			try {
+				Duration wait = (within != null) ? within : this.connectionTimeout;
+				if (!answered.await(Math.max(1, saturatedNanos(wait)), TimeUnit.NANOSECONDS)) {
+					throw failure(new KeeperException.OperationTimeoutException());
+				}
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				throw failure(ex);
+			}
+			for (int k = 0; k < checked.size(); k++) {
+				Object answer = answers.get(positions.get(k));
+				if (answer instanceof KeeperException.SessionExpiredException) {
+					answers.set(positions.get(k), Boolean.FALSE);
+				}
+				else if (answer instanceof KeeperException keeper) {
+					throw failure(keeper);
+				}
+			}
+			for (int k = 0; k < checked.size(); k++) {
+				Held hold = checked.get(k);
+				if (Boolean.TRUE.equals(answers.get(positions.get(k)))) {
+					// From the start of the check: the node was there no earlier than that.
+					extendFrom(hold, start, lease);
+				}
+				else {
+					forget(hold);
+				}
+			}
+		}
+		List<Boolean> renewed = new ArrayList<>(refs.size());
+		for (int i = 0; i < refs.size(); i++) {
+			renewed.add(Boolean.TRUE.equals(answers.get(i)));
+		}
+		return renewed;
+	}
+
+	private void extendFrom(Held hold, long start, Duration lease) {
+		synchronized (hold) {
+			if (hold.gone || hold.releasing) {
+				return;
+			}
+		}
+		Duration left = Duration.ofNanos(Math.max(0, start + saturatedNanos(lease) - System.nanoTime()));
+		extend(hold, left);
+	}
+
+	// Queries
+
+	@Override
+	public boolean isHeldBy(String name, String owner) {
+		Held hold = this.holds.get(name);
+		if (hold != null && hold.owner.equals(owner) && (hold.gone || hold.session != sessionId())) {
+			return false;
+		}
+		try {
+			Stat stat = new Stat();
+			byte[] data = this.client.getData().storingStatIn(stat).forPath(path(name));
+			return owner.equals(new String(data, StandardCharsets.UTF_8))
+					&& (hold == null || !hold.owner.equals(owner) || stat.getCzxid() == hold.czxid);
+		}
+		catch (KeeperException.NoNodeException free) {
+			return false;
+		}
+		catch (Exception ex) {
+			throw failure(ex);
+		}
+	}
+
+	/**
+	 * For a lock this client holds, what is left of its lease; for another client's hold, the
+	 * session timeout, as its lease is not kept in ZooKeeper (and a crashed holder's node goes with
+	 * its session); zero when the lock is free.
+	 */
+	@Override
+	public Duration remainingLease(String name) {
+		Held hold = this.holds.get(name);
+		if (hold != null && !hold.gone) {
+			long left = hold.deadline - System.nanoTime();
+			return Duration.ofNanos(Math.max(1_000_000, left));
+		}
+		try {
+			return (this.client.checkExists().forPath(path(name)) != null) ? sessionTimeout() : Duration.ZERO;
+		}
+		catch (Exception ex) {
+			throw failure(ex);
+		}
+	}
+
+	// Release notifications
+
+	@Override
+	public AutoCloseable subscribe(String name, Consumer<String> onRelease) {
+		Subscription subscription = new Subscription(path(name), onRelease);
+		try {
+			subscription.watch();
+		}
+		catch (Exception ex) {
+			throw failure(ex);
+		}
+		this.subscriptions.add(subscription);
+		return () -> {
+			this.subscriptions.remove(subscription);
+			subscription.unwatch(false);
+		};
+	}
+
+	/** A persistent watch on one lock's node, which outlives each event, unlike a one-shot watch. */
+	private final class Subscription implements Watcher {
+
+		private final String path;
+
+		private final Consumer<String> onRelease;
+
+		Subscription(String path, Consumer<String> onRelease) {
+			this.path = path;
+			this.onRelease = onRelease;
+		}
+
+		void watch() throws Exception {
+			ZooKeeperLockBackend.this.client.watchers().add().withMode(AddWatchMode.PERSISTENT).usingWatcher(this)
+				.forPath(this.path);
+		}
+
+		void unwatch(boolean locally) {
+			try {
+				if (locally) {
+					ZooKeeperLockBackend.this.client.watchers().remove(this).ofType(WatcherType.Any).locally().quietly()
+						.forPath(this.path);
+				}
+				else {
+					ZooKeeperLockBackend.this.client.watchers().remove(this).ofType(WatcherType.Any).quietly()
+						.forPath(this.path);
+				}
+			}
+			catch (Exception ex) {
+				log.debug("Could not remove the watch on {}", this.path, ex);
+			}
+		}
+
+		@Override
+		public void process(org.apache.zookeeper.WatchedEvent event) {
+			if (event.getType() == Event.EventType.NodeDeleted) {
+				this.onRelease.accept(RELEASED);
+			}
+		}
+
+		void renewedSession() {
+			try {
+				// Watches belong to a session: a new session has none until they are set again.
+				watch();
+			}
+			catch (Exception ex) {
+				log.debug("Could not watch {} again after reconnecting", this.path, ex);
+			}
+			// A release during the outage was not announced: the waiters look.
+			this.onRelease.accept(RELEASED);
+		}
+
+	}
+
+	// Connection state
+
+	private void connectionChanged(ConnectionState state) {
+		this.lastState = state;
+		switch (state) {
+			case SUSPENDED -> log.warn("Lost the connection to ZooKeeper at {}; holds are in doubt until it is back within "
+					+ "the session timeout", this.ensemble);
+			case LOST -> {
+				List<Held> lost = new ArrayList<>(this.holds.values());
+				if (!lost.isEmpty()) {
+					log.warn("The ZooKeeper session at {} is lost (expired, or no connection for the whole session "
+							+ "timeout); {} hold(s) of this client are lost", this.ensemble, lost.size());
+				}
+				for (Held hold : lost) {
+					forget(hold);
+				}
+				this.undeleted.clear();
+			}
+			case RECONNECTED -> {
+				log.info("Reconnected to ZooKeeper at {}", this.ensemble);
+				this.leases.execute(this::afterReconnect);
+			}
+			default -> {
+			}
+		}
+	}
+
+	private void afterReconnect() {
+		for (Held hold : List.copyOf(this.undeleted)) {
+			this.undeleted.remove(hold);
+			deleteQuietly(hold);
+		}
+		for (Subscription subscription : this.subscriptions) {
+			subscription.renewedSession();
+		}
+	}
+
+	@Override
+	public Health health() {
+		boolean connected = this.client.getZookeeperClient().isConnected();
+		return new Health(connected && this.lastState.isConnected(), Map.of("ensemble", this.ensemble, "basePath",
+				this.basePath, "state", connected ? this.lastState.name() : "DISCONNECTED (last: " + this.lastState + ")"));
+	}
+
+	/**
+	 * Stops this backend. Holds stay until their lease runs out (this client still deletes them then,
+	 * while the client is open) or the session ends: closing a client this backend made ends its
+	 * session, and so frees its holds at once; a client the application passed in is left open.
+	 */
+	@Override
+	public void close() {
+		if (this.closed) {
+			return;
+		}
+		this.closed = true;
+		this.client.getConnectionStateListenable().removeListener(this.connectionListener);
+		for (Subscription subscription : this.subscriptions) {
+			subscription.unwatch(true);
+		}
+		this.subscriptions.clear();
+		// Lease expiries already scheduled still run (ScheduledThreadPoolExecutor's default), then the thread ends.
+		this.leases.shutdown();
+		if (this.ownsClient) {
+			this.client.close();
+		}
+	}
+
+	// Helpers
+
+	private String path(String name) {
+		return ZKPaths.makePath(this.basePath, ZooKeeperNodeNames.nodeName(name));
+	}
+
+	private long sessionId() {
+		try {
+			return this.client.getZookeeperClient().getZooKeeper().getSessionId();
+		}
+		catch (Exception ex) {
+			throw failure(ex);
+		}
+	}
+
+	private Duration sessionTimeout() {
+		try {
+			return Duration.ofMillis(this.client.getZookeeperClient().getZooKeeper().getSessionTimeout());
+		}
+		catch (Exception ex) {
+			return Duration.ofMillis(this.client.getZookeeperClient().getConnectionTimeoutMs());
+		}
+	}
+
+	private RuntimeException failure(Exception ex) {
+		if (ex instanceof InterruptedException) {
+			// Kept for the engine, which tells a deadline's interrupt from the caller's.
+			Thread.currentThread().interrupt();
+		}
+		if (ex instanceof RuntimeException runtime) {
+			return runtime;
+		}
+		ZooKeeperCallException failure = new ZooKeeperCallException(ex);
+		return new ZooKeeperCallException(explain(failure), ex);
+	}
+
+	private static void pause() {
+		try {
+			Thread.sleep(50);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
+	private static long saturatedNanos(Duration duration) {
+		try {
+			return duration.toNanos();
+		}
+		catch (ArithmeticException tooLong) {
+			return Long.MAX_VALUE / 2;
+		}
+	}
+
+	/** One hold of this client: its node, the session that made it, and its lease. */
+	private static final class Held {
+
+		final String name;
+
+		final String owner;
+
+		final String path;
+
+		final long czxid;
+
+		final long session;
+
+		/** System.nanoTime() when the lease runs out; guarded by this. */
+		long deadline;
+
+		java.util.concurrent.ScheduledFuture<?> expiry;
+
+		/** Deleted, lost or given up; guarded by this (read without it where staleness is harmless). */
+		volatile boolean gone;
+
+		/** Its owner's release is under way: a lease running out meanwhile leaves it to the release. */
+		boolean releasing;
+
+		Held(String name, String owner, String path, long czxid, long session) {
+			this.name = name;
+			this.owner = owner;
+			this.path = path;
+			this.czxid = czxid;
+			this.session = session;
+		}
+
+	}
+
+	/** A ZooKeeper call failed; the message names the ensemble and the cause. */
+	static final class ZooKeeperCallException extends RuntimeException {
+
+		ZooKeeperCallException(Throwable cause) {
+			super(cause);
+		}
+
+		ZooKeeperCallException(String message, Throwable cause) {
+			super(message, cause);
+		}
+
+	}
+
+}
