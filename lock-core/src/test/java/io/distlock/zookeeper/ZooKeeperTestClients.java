@@ -45,7 +45,28 @@ final class ZooKeeperTestClients implements AutoCloseable {
 
 	/** @return a server spec on free ports with the short tick */
 	static InstanceSpec spec(int serverId) {
-		return new InstanceSpec(null, -1, -1, -1, true, serverId, TICK_MILLIS, -1);
+		// "srvr" tells a test which server leads.
+		return new InstanceSpec(null, -1, -1, -1, true, serverId, TICK_MILLIS, -1,
+				Map.of("4lw.commands.whitelist", "srvr"));
+	}
+
+	/** @return the server's mode ("leader", "follower", "standalone"), or "down" */
+	static String mode(InstanceSpec spec) {
+		try (java.net.Socket socket = new java.net.Socket("127.0.0.1", spec.getPort())) {
+			socket.setSoTimeout(2000);
+			socket.getOutputStream().write("srvr".getBytes());
+			socket.getOutputStream().flush();
+			String answer = new String(socket.getInputStream().readAllBytes());
+			for (String line : answer.split("\n")) {
+				if (line.startsWith("Mode: ")) {
+					return line.substring(6).trim();
+				}
+			}
+			return "down";
+		}
+		catch (java.io.IOException ex) {
+			return "down";
+		}
 	}
 
 	/** @return a started client with its own session */
