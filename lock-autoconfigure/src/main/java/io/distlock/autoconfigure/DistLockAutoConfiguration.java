@@ -20,6 +20,10 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.imps.CuratorFrameworkState;
+import org.apache.curator.retry.RetryUntilElapsed;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
@@ -31,12 +35,13 @@ import io.distlock.jdbc.JdbcLockBackend;
 import io.distlock.jdbc.JdbcLockRegistry;
 import io.distlock.redlock.RedlockLockRegistry;
 import io.distlock.redlock.RedlockNodesException;
+import io.distlock.zookeeper.ZooKeeperLockRegistry;
 
 /**
  * Creates the {@link LockRegistry}: Redlock when {@code distlock.redlock.nodes} is set, otherwise on
  * the application's own Redis connection factory, so that single-node, Sentinel and Cluster set-ups
  * configured under {@code spring.data.redis.*} just work; or the table lock with
- * {@code distlock.backend=jdbc}. Each backend's configuration carries its own class conditions, so the
+ * {@code distlock.backend=jdbc}; or ZooKeeper with {@code distlock.backend=zookeeper}. Each backend's configuration carries its own class conditions, so the
  * table lock needs no Spring Data Redis. Backs off when the application defines its own registry.
  */
 @AutoConfiguration(after = SslAutoConfiguration.class,
@@ -45,7 +50,8 @@ import io.distlock.redlock.RedlockNodesException;
 @ConditionalOnProperty(prefix = "distlock", name = "enabled", havingValue = "true", matchIfMissing = true)
 @EnableConfigurationProperties(DistLockProperties.class)
 @Import({ DistLockAutoConfiguration.RedlockRegistryConfiguration.class,
-		DistLockAutoConfiguration.RedisRegistryConfiguration.class, DistLockAutoConfiguration.JdbcRegistryConfiguration.class })
+		DistLockAutoConfiguration.RedisRegistryConfiguration.class, DistLockAutoConfiguration.JdbcRegistryConfiguration.class,
+		DistLockAutoConfiguration.ZooKeeperRegistryConfiguration.class })
 public class DistLockAutoConfiguration {
 
 	private static final Logger log = LoggerFactory.getLogger(DistLockAutoConfiguration.class);
@@ -147,6 +153,57 @@ public class DistLockAutoConfiguration {
 				backend.createSchema();
 			}
 			return new JdbcLockRegistry(backend, engineOptions(properties, listeners));
+		}
+
+	}
+
+	/**
+	 * The ZooKeeper lock, with {@code distlock.backend=zookeeper}: on the application's own
+	 * {@link CuratorFramework} bean if it has exactly one (never closed here), else on a client built
+	 * from {@code distlock.zookeeper.*}, which the registry owns and closes.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnProperty(prefix = "distlock", name = "backend", havingValue = "zookeeper")
+	@ConditionalOnClass(name = "org.apache.curator.framework.CuratorFramework")
+	static class ZooKeeperRegistryConfiguration {
+
+		@Bean(destroyMethod = "close")
+		@ConditionalOnMissingBean(LockRegistry.class)
+		ZooKeeperLockRegistry zooKeeperLockRegistry(ObjectProvider<CuratorFramework> curators,
+				DistLockProperties properties, ObjectProvider<LockListener> listeners) {
+			DistLockProperties.Zookeeper zookeeper = properties.getZookeeper();
+			CuratorFramework own = curators.getIfUnique();
+			if (own != null) {
+				if (own.getState() == CuratorFrameworkState.LATENT) {
+					// Declared without initMethod = "start"; its own bean definition still closes it.
+					own.start();
+				}
+				return new ZooKeeperLockRegistry(own, zookeeper.getBasePath(), engineOptions(properties, listeners));
+			}
+			if (zookeeper.getConnectString() == null || zookeeper.getConnectString().isBlank()) {
+				throw new InvalidDistLockPropertyException("distlock.zookeeper.connect-string", zookeeper.getConnectString(),
+						"must be set with distlock.backend=zookeeper when the application defines no (single) "
+								+ "CuratorFramework bean",
+						"Set distlock.zookeeper.connect-string to the ensemble, e.g. zk1:2181,zk2:2181,zk3:2181, or "
+								+ "define a CuratorFramework bean.");
+			}
+			int connectionTimeout = (int) zookeeper.getConnectionTimeout().toMillis();
+			CuratorFramework client = CuratorFrameworkFactory.builder()
+				.connectString(zookeeper.getConnectString())
+				.sessionTimeoutMs((int) zookeeper.getSessionTimeout().toMillis())
+				.connectionTimeoutMs(connectionTimeout)
+				// A lock call retries a lost connection only within the connection timeout, so an
+				// unreachable ensemble fails acquisitions in about that time rather than in minutes.
+				.retryPolicy(new RetryUntilElapsed(connectionTimeout, 100))
+				.build();
+			client.start();
+			try {
+				return ZooKeeperLockRegistry.owning(client, zookeeper.getBasePath(), engineOptions(properties, listeners));
+			}
+			catch (RuntimeException ex) {
+				client.close();
+				throw ex;
+			}
 		}
 
 	}

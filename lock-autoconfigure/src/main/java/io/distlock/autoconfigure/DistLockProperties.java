@@ -31,7 +31,8 @@ public class DistLockProperties implements InitializingBean {
 
 	/**
 	 * Where locks are kept: REDIS (the Redis of spring.data.redis, or Redlock when
-	 * distlock.redlock.nodes is set) or JDBC (a table in the application's DataSource).
+	 * distlock.redlock.nodes is set), JDBC (a table in the application's DataSource) or ZOOKEEPER (an
+	 * ensemble, through the application's CuratorFramework bean or distlock.zookeeper.*).
 	 */
 	private Backend backend = Backend.REDIS;
 
@@ -73,6 +74,8 @@ public class DistLockProperties implements InitializingBean {
 	private final Redlock redlock = new Redlock();
 
 	private final Jdbc jdbc = new Jdbc();
+
+	private final Zookeeper zookeeper = new Zookeeper();
 
 	public boolean isEnabled() {
 		return this.enabled;
@@ -147,6 +150,10 @@ public class DistLockProperties implements InitializingBean {
 		return this.jdbc;
 	}
 
+	public Zookeeper getZookeeper() {
+		return this.zookeeper;
+	}
+
 	public Backend getBackend() {
 		return this.backend;
 	}
@@ -188,6 +195,12 @@ public class DistLockProperties implements InitializingBean {
 					"is JDBC, but distlock.redlock.nodes is set too; a lock lives in one backend",
 					"Remove distlock.redlock.nodes to lock in the database, or set distlock.backend=redis for Redlock.");
 		}
+		if (this.backend == Backend.ZOOKEEPER && this.redlock.isConfigured()) {
+			throw new InvalidDistLockPropertyException("distlock.backend", this.backend,
+					"is ZOOKEEPER, but distlock.redlock.nodes is set too; a lock lives in one backend",
+					"Remove distlock.redlock.nodes to lock in ZooKeeper, or set distlock.backend=redis for Redlock.");
+		}
+		this.zookeeper.validate();
 		if (!JDBC_TABLE.matcher(this.jdbc.getTableName()).matches()) {
 			throw new InvalidDistLockPropertyException("distlock.jdbc.table-name", this.jdbc.getTableName(),
 					"must be a plain SQL identifier (letters, digits, _)", "Set distlock.jdbc.table-name to e.g. distributed_locks.");
@@ -209,7 +222,10 @@ public class DistLockProperties implements InitializingBean {
 		REDIS,
 
 		/** A table in the application's DataSource (MySQL, MariaDB, PostgreSQL, H2). */
-		JDBC
+		JDBC,
+
+		/** A ZooKeeper ensemble, through Apache Curator. */
+		ZOOKEEPER
 
 	}
 
@@ -243,6 +259,87 @@ public class DistLockProperties implements InitializingBean {
 
 		public void setCreateSchema(boolean createSchema) {
 			this.createSchema = createSchema;
+		}
+
+	}
+
+	/**
+	 * The ZooKeeper lock, with distlock.backend=zookeeper.
+	 */
+	public static class Zookeeper {
+
+		/**
+		 * The ensemble, as host:port pairs separated by commas, optionally followed by a chroot path
+		 * (zk1:2181,zk2:2181,zk3:2181/apps). Required unless the application defines a
+		 * CuratorFramework bean, which is then used instead of these settings.
+		 */
+		private String connectString;
+
+		/**
+		 * How long the ensemble keeps this client's session, and so its locks, once it stops hearing
+		 * from it: a crashed or cut-off instance's locks are freed this long after it went silent. The
+		 * ensemble bounds it to 2 to 20 of its ticks.
+		 */
+		private Duration sessionTimeout = Duration.ofSeconds(30);
+
+		/**
+		 * How long a call waits for a connection to the ensemble before it fails; also bounds how
+		 * long an acquisition blocks when the ensemble is unreachable.
+		 */
+		private Duration connectionTimeout = Duration.ofSeconds(5);
+
+		/**
+		 * The znode under which every lock is a child node.
+		 */
+		private String basePath = "/distlock";
+
+		public String getConnectString() {
+			return this.connectString;
+		}
+
+		public void setConnectString(String connectString) {
+			this.connectString = connectString;
+		}
+
+		public Duration getSessionTimeout() {
+			return this.sessionTimeout;
+		}
+
+		public void setSessionTimeout(Duration sessionTimeout) {
+			this.sessionTimeout = sessionTimeout;
+		}
+
+		public Duration getConnectionTimeout() {
+			return this.connectionTimeout;
+		}
+
+		public void setConnectionTimeout(Duration connectionTimeout) {
+			this.connectionTimeout = connectionTimeout;
+		}
+
+		public String getBasePath() {
+			return this.basePath;
+		}
+
+		public void setBasePath(String basePath) {
+			this.basePath = basePath;
+		}
+
+		void validate() {
+			if (this.sessionTimeout == null || this.sessionTimeout.toMillis() < 1 || this.sessionTimeout.toMillis() > Integer.MAX_VALUE) {
+				throw new InvalidDistLockPropertyException("distlock.zookeeper.session-timeout", this.sessionTimeout,
+						"must be a positive duration", "Set distlock.zookeeper.session-timeout to e.g. 30s.");
+			}
+			if (this.connectionTimeout == null || this.connectionTimeout.toMillis() < 1
+					|| this.connectionTimeout.toMillis() > Integer.MAX_VALUE) {
+				throw new InvalidDistLockPropertyException("distlock.zookeeper.connection-timeout", this.connectionTimeout,
+						"must be a positive duration", "Set distlock.zookeeper.connection-timeout to e.g. 5s.");
+			}
+			if (this.basePath == null || !this.basePath.matches("(/[^/\\s]+)+")) {
+				throw new InvalidDistLockPropertyException("distlock.zookeeper.base-path", this.basePath,
+						"must be an absolute znode path without a trailing '/'",
+						"Set distlock.zookeeper.base-path to e.g. /distlock or /apps/orders/locks.");
+			}
 		}
 
 	}

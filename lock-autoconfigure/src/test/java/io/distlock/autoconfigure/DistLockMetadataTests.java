@@ -28,7 +28,8 @@ class DistLockMetadataTests {
 		assertThat(defaults).containsKeys("distlock.enabled", "distlock.backend", "distlock.key-prefix", "distlock.wait-time",
 				"distlock.watchdog.enabled", "distlock.watchdog.timeout", "distlock.advisor-order",
 				"distlock.jdbc.table-name", "distlock.jdbc.create-schema", "distlock.redlock.node-timeout",
-				"distlock.redlock.clock-drift-factor", "distlock.redlock.retry-delay", "distlock.redlock.retry-jitter");
+				"distlock.redlock.clock-drift-factor", "distlock.redlock.retry-delay", "distlock.redlock.retry-jitter",
+				"distlock.zookeeper.session-timeout", "distlock.zookeeper.connection-timeout", "distlock.zookeeper.base-path");
 	}
 
 	@Test
