@@ -21,7 +21,7 @@ import io.distlock.DistLock;
 import io.distlock.LockBackendException;
 import io.distlock.core.LockEngineOptions;
 import io.distlock.embedded.RedisServerProcess;
-import io.distlock.testing.TcpRelay;
+import io.distlock.embedded.TcpRelay;
 
 /**
  * A Redlock majority must be a majority of servers, not of entries: two entries that reach one

@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 import org.slf4j.Logger;
@@ -33,7 +34,7 @@ public final class RedisServerProcess implements AutoCloseable {
 
 	private final int port;
 
-	private final List<String> extraArguments;
+	private final List<String> extraArguments = new CopyOnWriteArrayList<>();
 
 	private final List<String> configLines;
 
@@ -44,7 +45,7 @@ public final class RedisServerProcess implements AutoCloseable {
 	private RedisServerProcess(int port, List<String> configLines, List<String> extraArguments) {
 		this.port = port;
 		this.configLines = List.copyOf(configLines);
-		this.extraArguments = List.copyOf(extraArguments);
+		this.extraArguments.addAll(extraArguments);
 		try {
 			this.workDir = Files.createTempDirectory("distlock-redis-" + port + "-");
 		}
@@ -154,6 +155,21 @@ public final class RedisServerProcess implements AutoCloseable {
 		if (isRunning()) {
 			kill();
 		}
+		launch();
+	}
+
+	/**
+	 * Starts the server again on the same port after {@link #kill()}, with further arguments for
+	 * this and every later launch; with {@code "--appendonly", "yes"} it loads what it had written
+	 * to its append-only file (enabled at run time with {@code CONFIG SET appendonly yes}) before it
+	 * was killed, as a server persisting to disk restarts.
+	 * @param moreArguments further {@code redis-server} arguments; later ones win
+	 */
+	public synchronized void restartWith(String... moreArguments) {
+		if (isRunning()) {
+			kill();
+		}
+		this.extraArguments.addAll(List.of(moreArguments));
 		launch();
 	}
 

@@ -1,4 +1,4 @@
-package io.distlock.testing;
+package io.distlock.embedded;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -8,14 +8,17 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * A TCP relay on a free loopback port that forwards each connection to a target port, which a test
- * can change ({@link #retarget}) and whose connections it can cut ({@link #cutAll}): a name in a
- * client's configuration that starts to reach another server after a reconnect. Written here
- * because no library on the build's classpath does this without Docker (Toxiproxy needs it).
+ * can change ({@link #retarget}), whose connections it can cut ({@link #cutAll}) and slow down
+ * ({@link #delay}): a name in a client's configuration that starts to reach another server after a
+ * reconnect, a flaky network, a slow one. Written here because no library on the build's classpath
+ * does this without Docker (Toxiproxy needs it).
  */
 public final class TcpRelay implements AutoCloseable {
 
@@ -24,6 +27,9 @@ public final class TcpRelay implements AutoCloseable {
 	private final List<Socket> open = new CopyOnWriteArrayList<>();
 
 	private volatile int targetPort;
+
+	/** The least and most delay of each chunk sent towards the target, in nanoseconds; 0: none. */
+	private volatile long[] delayNanos = { 0, 0 };
 
 	private volatile boolean closed;
 
@@ -52,6 +58,17 @@ public final class TcpRelay implements AutoCloseable {
 	/** @param targetPort where new connections go from now on */
 	public void retarget(int targetPort) {
 		this.targetPort = targetPort;
+	}
+
+	/**
+	 * Delays every chunk of bytes sent towards the target by a random time between {@code least}
+	 * and {@code most} from now on; {@link Duration#ZERO} for both ends it. Replies are not delayed
+	 * again: one delay per round trip, as a slow link between a client and its server would add.
+	 * @param least the shortest delay
+	 * @param most the longest delay
+	 */
+	public void delay(Duration least, Duration most) {
+		this.delayNanos = new long[] { least.toNanos(), Math.max(least.toNanos(), most.toNanos()) };
 	}
 
 	/** Closes every relayed connection; clients see their connection reset. */
@@ -84,8 +101,8 @@ public final class TcpRelay implements AutoCloseable {
 				}
 				this.open.add(client);
 				this.open.add(server);
-				pump(client, server);
-				pump(server, client);
+				pump(client, server, true);
+				pump(server, client, false);
 			}
 			catch (IOException ex) {
 				if (!this.closed) {
@@ -96,12 +113,15 @@ public final class TcpRelay implements AutoCloseable {
 		}
 	}
 
-	private void pump(Socket from, Socket to) {
+	private void pump(Socket from, Socket to, boolean towardsTarget) {
 		Thread thread = new Thread(() -> {
 			byte[] buffer = new byte[8192];
 			try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
 				int read;
 				while ((read = in.read(buffer)) != -1) {
+					if (towardsTarget) {
+						pause();
+					}
 					out.write(buffer, 0, read);
 					out.flush();
 				}
@@ -118,6 +138,21 @@ public final class TcpRelay implements AutoCloseable {
 		}, "tcp-relay-pump-" + port());
 		thread.setDaemon(true);
 		thread.start();
+	}
+
+	private void pause() throws IOException {
+		long[] delay = this.delayNanos;
+		if (delay[1] == 0) {
+			return;
+		}
+		long nanos = (delay[0] == delay[1]) ? delay[0] : ThreadLocalRandom.current().nextLong(delay[0], delay[1] + 1);
+		try {
+			Thread.sleep(nanos / 1_000_000, (int) (nanos % 1_000_000));
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IOException("Interrupted while delaying", ex);
+		}
 	}
 
 	private static void closeQuietly(AutoCloseable closeable) {

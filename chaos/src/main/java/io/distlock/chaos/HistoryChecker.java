@@ -1,0 +1,207 @@
+package io.distlock.chaos;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Reads a run's history and says, per phase, what the locks kept and what they did not: overlapping
+ * holds of one key by different owners, updates lost on the plain counter, stale writes the fenced
+ * resource accepted, holds lost, callers stuck past their wait, throughput around the fault. It
+ * knows nothing about how the locks work, only what the clients logged and what the resource holds
+ * at the end, so a run without locks fails it (see {@code --sanity}).
+ */
+public final class HistoryChecker {
+
+	/** A {@code tryLock} that returns this much later than its wait is a stuck caller. */
+	static final long STUCK_NANOS = 10_000_000_000L;
+
+	private HistoryChecker() {
+	}
+
+	/**
+	 * The final counters the resource holds for one phase and key.
+	 * @param plain the plain counter
+	 * @param fenced the fenced counter
+	 */
+	public record Counters(long plain, long fenced) {
+	}
+
+	/**
+	 * What one phase showed.
+	 * @param window the phase
+	 * @param attempts every {@code tryLock}
+	 * @param acquisitions the holds
+	 * @param notAcquired the waits that ran out
+	 * @param acquireFailures the {@code tryLock}s that threw
+	 * @param overlaps pairs of holds of one key by different owners that overlapped in time
+	 * @param overlapMillis how long they overlapped, in all
+	 * @param plainLost updates lost on the plain counter
+	 * @param fencedAccepted writes the fenced resource accepted ({@code -1}: no fencing tokens)
+	 * @param fencedRejected writes it rejected
+	 * @param staleAccepted stale writes it accepted: updates lost on the fenced counter
+	 * @param lostAtUnlock holds whose {@code unlock()} said they had been lost
+	 * @param unlockFailures {@code unlock()}s that failed otherwise
+	 * @param maxOverrunMillis the longest a {@code tryLock} ran past its wait
+	 * @param rateBefore holds per second before the fault
+	 * @param rateDuring holds per second during the fault
+	 * @param rateAfter holds per second after the fault
+	 * @param recoverySeconds from the fault's end to the first second with at least half the rate
+	 * before it; {@code -1} if the phase ended first
+	 */
+	public record PhaseResult(PhaseWindow window, int attempts, int acquisitions, int notAcquired, int acquireFailures,
+			int overlaps, double overlapMillis, long plainLost, long fencedAccepted, long fencedRejected,
+			long staleAccepted, int lostAtUnlock, int unlockFailures, double maxOverrunMillis, double rateBefore,
+			double rateDuring, double rateAfter, double recoverySeconds) {
+
+		/** @return what a correct lock must not have let happen in this phase, empty if nothing */
+		public List<String> violations() {
+			List<String> violations = new ArrayList<>();
+			if (this.window.exclusive() && this.overlaps > 0) {
+				violations.add(this.overlaps + " overlapping holds (" + Math.round(this.overlapMillis) + " ms)");
+			}
+			if (this.window.exclusive() && this.plainLost > 0) {
+				violations.add(this.plainLost + " lost updates");
+			}
+			if (this.staleAccepted > 0) {
+				violations.add(this.staleAccepted + " stale writes accepted by the fenced resource");
+			}
+			if (this.maxOverrunMillis * 1_000_000 > STUCK_NANOS) {
+				violations.add("a caller stuck " + Math.round(this.maxOverrunMillis) + " ms past its wait");
+			}
+			return violations;
+		}
+
+	}
+
+	/**
+	 * @param windows the run's phases, in order
+	 * @param records every client's records
+	 * @param counters the resource's final counters by phase name, then key
+	 * @param fencing whether the backend hands out fencing tokens
+	 * @return one result per phase
+	 */
+	public static List<PhaseResult> check(List<PhaseWindow> windows, List<HoldRecord> records,
+			Map<String, Map<String, Counters>> counters, boolean fencing) {
+		Map<String, int[]> overlapsByPhase = new HashMap<>();
+		Map<String, double[]> overlapMillisByPhase = new HashMap<>();
+		countOverlaps(windows, records, overlapsByPhase, overlapMillisByPhase);
+		List<PhaseResult> results = new ArrayList<>();
+		for (PhaseWindow window : windows) {
+			List<HoldRecord> inWindow = records.stream().filter(record -> window.contains(record.waitStart())).toList();
+			List<HoldRecord> readInPhase = records.stream().filter(record -> window.name().equals(record.phase())).toList();
+			int acquisitions = (int) inWindow.stream().filter(record -> record.outcome().held()).count();
+			Map<String, long[]> writesByKey = new HashMap<>();
+			long fencedRejected = 0;
+			for (HoldRecord record : readInPhase) {
+				long[] writes = writesByKey.computeIfAbsent(record.key(), key -> new long[2]);
+				if (record.plainWritten()) {
+					writes[0]++;
+				}
+				if (record.fenced() == HoldRecord.Fenced.ACCEPTED) {
+					writes[1]++;
+				}
+				else if (record.fenced() == HoldRecord.Fenced.REJECTED) {
+					fencedRejected++;
+				}
+			}
+			long plainLost = 0;
+			long fencedAccepted = 0;
+			long staleAccepted = 0;
+			Map<String, Counters> finals = counters.getOrDefault(window.name(), Map.of());
+			for (Map.Entry<String, long[]> entry : writesByKey.entrySet()) {
+				Counters last = finals.getOrDefault(entry.getKey(), new Counters(0, 0));
+				// Each write stores what its section read plus one: writes that read the same value
+				// leave the counter short of the number of writes.
+				plainLost += Math.max(0, entry.getValue()[0] - last.plain());
+				fencedAccepted += entry.getValue()[1];
+				staleAccepted += Math.max(0, entry.getValue()[1] - last.fenced());
+			}
+			double maxOverrun = inWindow.stream()
+				.filter(record -> !pausedThrough(window, record))
+				.mapToLong(HoldRecord::overrunNanos)
+				.max()
+				.orElse(0) / 1e6;
+			double before = rate(inWindow, window.start(), window.faultStart());
+			double during = rate(inWindow, window.faultStart(), window.faultEnd());
+			double after = rate(inWindow, window.faultEnd(), window.end());
+			results.add(new PhaseResult(window, inWindow.size(), acquisitions,
+					(int) inWindow.stream().filter(record -> record.outcome() == HoldRecord.Outcome.NOT_ACQUIRED).count(),
+					(int) inWindow.stream().filter(record -> record.outcome() == HoldRecord.Outcome.ACQUIRE_FAILED).count(),
+					overlapsByPhase.getOrDefault(window.name(), new int[1])[0],
+					overlapMillisByPhase.getOrDefault(window.name(), new double[1])[0], plainLost,
+					fencing ? fencedAccepted : -1, fencedRejected, fencing ? staleAccepted : 0,
+					(int) inWindow.stream().filter(record -> record.outcome() == HoldRecord.Outcome.LOST).count(),
+					(int) inWindow.stream().filter(record -> record.outcome() == HoldRecord.Outcome.UNLOCK_FAILED).count(),
+					maxOverrun, before, during, after, recovery(inWindow, window, before)));
+		}
+		return results;
+	}
+
+	private static boolean pausedThrough(PhaseWindow window, HoldRecord record) {
+		return record.client().equals(window.pausedClient()) && record.waitStart() < window.faultEnd()
+				&& record.start() > window.faultStart();
+	}
+
+	/**
+	 * Counts pairs of holds of one key, by different owners, that overlap in time; each pair belongs
+	 * to the phase in which the later of the two began.
+	 */
+	private static void countOverlaps(List<PhaseWindow> windows, List<HoldRecord> records, Map<String, int[]> counts,
+			Map<String, double[]> millis) {
+		Map<String, List<HoldRecord>> byKey = new HashMap<>();
+		for (HoldRecord record : records) {
+			if (record.outcome().held()) {
+				byKey.computeIfAbsent(record.key(), key -> new ArrayList<>()).add(record);
+			}
+		}
+		for (List<HoldRecord> holds : byKey.values()) {
+			holds.sort(Comparator.comparingLong(HoldRecord::start));
+			List<HoldRecord> open = new ArrayList<>();
+			for (HoldRecord hold : holds) {
+				open.removeIf(earlier -> earlier.end() <= hold.start());
+				for (HoldRecord earlier : open) {
+					if (!earlier.owner().equals(hold.owner())) {
+						String phase = phaseAt(windows, hold.start());
+						counts.computeIfAbsent(phase, name -> new int[1])[0]++;
+						millis.computeIfAbsent(phase, name -> new double[1])[0] += (Math.min(earlier.end(), hold.end())
+								- hold.start()) / 1e6;
+					}
+				}
+				open.add(hold);
+			}
+		}
+	}
+
+	private static String phaseAt(List<PhaseWindow> windows, long nanos) {
+		for (PhaseWindow window : windows) {
+			if (window.contains(nanos)) {
+				return window.name();
+			}
+		}
+		return "-";
+	}
+
+	private static double rate(List<HoldRecord> records, long from, long to) {
+		if (to <= from) {
+			return 0;
+		}
+		long holds = records.stream().filter(record -> record.outcome().held())
+			.filter(record -> record.start() >= from && record.start() < to)
+			.count();
+		return holds / ((to - from) / 1e9);
+	}
+
+	private static double recovery(List<HoldRecord> records, PhaseWindow window, double before) {
+		long second = 1_000_000_000L;
+		for (long from = window.faultEnd(); from + second <= window.end(); from += second / 4) {
+			if (rate(records, from, from + second) >= before / 2) {
+				return (from - window.faultEnd()) / 1e9;
+			}
+		}
+		return -1;
+	}
+
+}

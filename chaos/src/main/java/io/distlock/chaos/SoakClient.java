@@ -1,0 +1,283 @@
+package io.distlock.chaos;
+
+import java.io.BufferedReader;
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import io.distlock.DistLock;
+import io.distlock.LockLostException;
+import io.distlock.LockRegistry;
+import io.distlock.core.LockEngine;
+import io.distlock.core.LockEngineOptions;
+import io.distlock.redis.RedisLockRegistry;
+import io.distlock.redlock.RedlockLockRegistry;
+import io.distlock.redlock.RedlockSettings;
+
+/**
+ * One soak client: a JVM of its own (so that it can be frozen and its connections killed like a
+ * real application instance), whose threads lock random keys through the public
+ * {@link LockRegistry} API and run a critical section against the {@link FencedResource}, logging
+ * every attempt as a {@link HoldRecord}. Started and stopped by {@link SoakClients}.
+ *
+ * <p>Arguments are {@code name=value} pairs: {@code client}, {@code lock} ({@code redis:<port>} or
+ * {@code redlock:<port>,<port>,...}, all on 127.0.0.1), {@code resource} (port), {@code threads},
+ * {@code keys}, {@code watchdog} and {@code wait} (milliseconds), {@code history} (file) and
+ * {@code sanity} ({@code true}: no locking at all, to show that the checker catches what a missing
+ * lock does). It prints {@code READY} once its registry works and stops when a line {@code stop}
+ * (or the end of input) arrives, printing {@code DONE} once its history is written.
+ */
+public final class SoakClient {
+
+	private SoakClient() {
+	}
+
+	public static void main(String[] args) throws Exception {
+		Map<String, String> options = new HashMap<>();
+		for (String arg : args) {
+			int equals = arg.indexOf('=');
+			options.put(arg.substring(0, equals), arg.substring(equals + 1));
+		}
+		String client = options.get("client");
+		int threads = Integer.parseInt(options.get("threads"));
+		int keys = Integer.parseInt(options.get("keys"));
+		Duration watchdog = Duration.ofMillis(Long.parseLong(options.get("watchdog")));
+		long waitMillis = Long.parseLong(options.get("wait"));
+		boolean sanity = Boolean.parseBoolean(options.get("sanity"));
+		Path history = Path.of(options.get("history"));
+		AtomicInteger lostNotices = new AtomicInteger();
+		LockEngineOptions engineOptions = LockEngineOptions.builder()
+			.clientId(client + "-" + ProcessHandle.current().pid())
+			.watchdogTimeout(watchdog)
+			// As Spring Boot configures it: a Redis that lost its data admits no holder for one
+			// watchdog timeout, so that holders it forgot learn of it first.
+			.restartGrace(watchdog)
+			.listener(lost -> lostNotices.incrementAndGet())
+			.build();
+		LockEngine registry = registry(options.get("lock"), engineOptions);
+		FencedResource resource = new FencedResource(Integer.parseInt(options.get("resource")));
+		List<String> records = Collections.synchronizedList(new ArrayList<>());
+		SectionLoop loop = new SectionLoop(client, registry, resource, keys, waitMillis, sanity, records);
+		List<Thread> workers = new ArrayList<>();
+		for (int i = 0; i < threads; i++) {
+			Thread worker = new Thread(loop.forThread(i), client + "-t" + i);
+			workers.add(worker);
+		}
+		System.out.println("READY " + ProcessHandle.current().pid());
+		System.out.flush();
+		workers.forEach(Thread::start);
+		BufferedReader input = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+		String line;
+		while ((line = input.readLine()) != null && !"stop".equals(line.trim())) {
+			// Nothing else is asked of a client.
+		}
+		loop.stop();
+		for (Thread worker : workers) {
+			worker.join(Duration.ofSeconds(60).toMillis());
+		}
+		try (BufferedWriter out = Files.newBufferedWriter(history, StandardCharsets.UTF_8)) {
+			synchronized (records) {
+				for (String record : records) {
+					out.write(record);
+					out.newLine();
+				}
+			}
+			out.write("L " + client + " " + lostNotices.get());
+			out.newLine();
+			for (Map.Entry<String, Integer> error : loop.errors.entrySet()) {
+				out.write("E " + error.getValue() + " " + error.getKey());
+				out.newLine();
+			}
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+		System.out.println("DONE");
+		System.out.flush();
+		// The registry's and Lettuce's threads need not be shut down in order: the history is written.
+		Runtime.getRuntime().halt(0);
+	}
+
+	private static LockEngine registry(String lock, LockEngineOptions options) {
+		String[] kindAndPorts = lock.split(":", 2);
+		List<RedisConnectionFactory> factories = new ArrayList<>();
+		for (String port : kindAndPorts[1].split(",")) {
+			LettuceConnectionFactory factory = new LettuceConnectionFactory(
+					new RedisStandaloneConfiguration("127.0.0.1", Integer.parseInt(port)),
+					// Shorter than the watchdog timeout, as the README advises, so that a renewal
+					// stuck on a dead server fails while the lease still runs.
+					LettuceClientConfiguration.builder().commandTimeout(Duration.ofSeconds(1)).build());
+			factory.afterPropertiesSet();
+			factory.start();
+			factories.add(factory);
+		}
+		return switch (kindAndPorts[0]) {
+			case "redis" -> new RedisLockRegistry(factories.get(0), "distlock", options);
+			case "redlock" -> RedlockLockRegistry.owning(factories, "distlock", RedlockSettings.DEFAULTS, options);
+			default -> throw new IllegalArgumentException("lock must be redis:<port> or redlock:<ports> but was " + lock);
+		};
+	}
+
+	/** The critical-section loop every thread of a client runs. */
+	private static final class SectionLoop {
+
+		private final String client;
+
+		private final LockRegistry registry;
+
+		private final FencedResource resource;
+
+		private final int keys;
+
+		private final long waitMillis;
+
+		private final boolean sanity;
+
+		private final List<String> records;
+
+		/** What failed, by exception and message, with how often. */
+		final Map<String, Integer> errors = new ConcurrentHashMap<>();
+
+		private volatile boolean running = true;
+
+		SectionLoop(String client, LockRegistry registry, FencedResource resource, int keys, long waitMillis,
+				boolean sanity, List<String> records) {
+			this.client = client;
+			this.registry = registry;
+			this.resource = resource;
+			this.keys = keys;
+			this.waitMillis = waitMillis;
+			this.sanity = sanity;
+			this.records = records;
+		}
+
+		void stop() {
+			this.running = false;
+		}
+
+		Runnable forThread(int index) {
+			String owner = this.client + "-t" + index;
+			return () -> {
+				while (this.running) {
+					attempt(owner);
+				}
+			};
+		}
+
+		private void attempt(String owner) {
+			ThreadLocalRandom random = ThreadLocalRandom.current();
+			String key = "k" + random.nextInt(this.keys);
+			DistLock lock = this.registry.getLock(key);
+			long waitStart = System.nanoTime();
+			boolean acquired;
+			try {
+				acquired = this.sanity || lock.tryLock(Duration.ofMillis(this.waitMillis));
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				this.running = false;
+				return;
+			}
+			catch (RuntimeException ex) {
+				this.errors.merge(describe(ex), 1, Integer::sum);
+				long now = System.nanoTime();
+				log(new HoldRecord("-", key, owner, waitStart, now, now, this.waitMillis, -1,
+						HoldRecord.Outcome.ACQUIRE_FAILED, false, HoldRecord.Fenced.NONE));
+				pause(50);
+				return;
+			}
+			long start = System.nanoTime();
+			if (!acquired) {
+				log(new HoldRecord("-", key, owner, waitStart, start, start, this.waitMillis, -1,
+						HoldRecord.Outcome.NOT_ACQUIRED, false, HoldRecord.Fenced.NONE));
+				return;
+			}
+			// Without a lock every section shows the same token, which a fenced resource cannot tell apart.
+			long token = this.sanity ? 0 : fencingToken(lock);
+			String phase = "-";
+			boolean plainWritten = false;
+			HoldRecord.Fenced fenced = HoldRecord.Fenced.NONE;
+			try {
+				FencedResource.Snapshot seen = this.resource.read(key, token);
+				phase = seen.phase();
+				pause(1 + random.nextInt(5));
+				this.resource.writePlain(phase, key, seen.plain() + 1);
+				plainWritten = true;
+				if (token >= 0) {
+					fenced = (seen.admitted() && this.resource.writeFenced(phase, key, token, seen.fenced() + 1))
+							? HoldRecord.Fenced.ACCEPTED : HoldRecord.Fenced.REJECTED;
+				}
+			}
+			catch (RuntimeException ex) {
+				// The resource is never faulted; a failure here shows in the record's fields and here.
+				this.errors.merge("resource: " + describe(ex), 1, Integer::sum);
+			}
+			long end = System.nanoTime();
+			HoldRecord.Outcome outcome = HoldRecord.Outcome.OK;
+			if (!this.sanity) {
+				try {
+					lock.unlock();
+				}
+				catch (LockLostException ex) {
+					outcome = HoldRecord.Outcome.LOST;
+				}
+				catch (RuntimeException ex) {
+					this.errors.merge("unlock: " + describe(ex), 1, Integer::sum);
+					outcome = HoldRecord.Outcome.UNLOCK_FAILED;
+				}
+			}
+			log(new HoldRecord(phase, key, owner, waitStart, start, end, this.waitMillis, token, outcome, plainWritten,
+					fenced));
+		}
+
+		private static String describe(RuntimeException ex) {
+			String message = String.valueOf(ex.getMessage()).replace('\n', ' ');
+			// Ports and numbers vary between occurrences of one failure; one line per kind is enough.
+			message = message.replaceAll("[0-9]+", "N");
+			return ex.getClass().getSimpleName() + ": " + message.substring(0, Math.min(message.length(), 240));
+		}
+
+		private static long fencingToken(DistLock lock) {
+			try {
+				return lock.getFencingToken();
+			}
+			catch (UnsupportedOperationException ex) {
+				// Redlock hands out none; the section then writes only the plain counter.
+				return -1;
+			}
+		}
+
+		private void log(HoldRecord record) {
+			this.records.add(record.format());
+		}
+
+		private static void pause(long millis) {
+			try {
+				Thread.sleep(millis);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		}
+
+	}
+
+}

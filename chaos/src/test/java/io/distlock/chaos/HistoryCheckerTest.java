@@ -1,0 +1,85 @@
+package io.distlock.chaos;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+
+import io.distlock.chaos.HistoryChecker.Counters;
+import io.distlock.chaos.HistoryChecker.PhaseResult;
+import io.distlock.chaos.HoldRecord.Fenced;
+import io.distlock.chaos.HoldRecord.Outcome;
+
+/** The checker on hand-written histories: it finds what it must, and nothing where nothing happened. */
+class HistoryCheckerTest {
+
+	private static final long MS = 1_000_000;
+
+	private final PhaseWindow exclusive = new PhaseWindow("p", "fault", 0, 1000 * MS, 2000 * MS, 4000 * MS, true, null);
+
+	@Test
+	void holdsOneAfterAnotherAreClean() {
+		List<HoldRecord> records = List.of(hold("c1-t0", 10, 20, 1, Fenced.ACCEPTED), hold("c2-t0", 20, 30, 2, Fenced.ACCEPTED),
+				hold("c1-t1", 31, 40, 3, Fenced.ACCEPTED));
+		PhaseResult result = check(records, 3, 3);
+		assertThat(result.acquisitions()).isEqualTo(3);
+		assertThat(result.overlaps()).isZero();
+		assertThat(result.plainLost()).isZero();
+		assertThat(result.staleAccepted()).isZero();
+		assertThat(result.violations()).isEmpty();
+	}
+
+	@Test
+	void overlappingHoldsOfDifferentOwnersAndTheirLostUpdatesAreViolations() {
+		// c2 entered while c1 still held: both read 0 and wrote 1.
+		List<HoldRecord> records = List.of(hold("c1-t0", 10, 30, 1, Fenced.ACCEPTED), hold("c2-t0", 20, 40, 1, Fenced.ACCEPTED));
+		PhaseResult result = check(records, 1, 1);
+		assertThat(result.overlaps()).isEqualTo(1);
+		assertThat(result.overlapMillis()).isEqualTo(10.0);
+		assertThat(result.plainLost()).isEqualTo(1);
+		assertThat(result.staleAccepted()).as("a token handed out twice lets a stale write through").isEqualTo(1);
+		assertThat(result.violations()).hasSize(3);
+	}
+
+	@Test
+	void fencingThatRejectsTheStaleHolderLeavesOnlyTheExpectedOverlap() {
+		PhaseWindow paused = new PhaseWindow("p", "pause", 0, 1000 * MS, 2000 * MS, 4000 * MS, false, "c1");
+		List<HoldRecord> records = List.of(hold("c1-t0", 10, 3000, 1, Fenced.REJECTED), hold("c2-t0", 1500, 1510, 2, Fenced.ACCEPTED));
+		PhaseResult result = HistoryChecker.check(List.of(paused), records, Map.of("p", Map.of("k0", new Counters(1, 1))), true)
+			.get(0);
+		assertThat(result.overlaps()).isEqualTo(1);
+		assertThat(result.plainLost()).isEqualTo(1);
+		assertThat(result.fencedRejected()).isEqualTo(1);
+		assertThat(result.staleAccepted()).isZero();
+		assertThat(result.violations()).as("overlap and lost plain updates are expected past a lease").isEmpty();
+	}
+
+	@Test
+	void aCallerFarPastItsWaitIsStuck() {
+		HoldRecord stuck = new HoldRecord("-", "k0", "c3-t0", 100 * MS, 100 * MS + HistoryChecker.STUCK_NANOS + 3000 * MS,
+				100 * MS + HistoryChecker.STUCK_NANOS + 3000 * MS, 2000, -1, Outcome.NOT_ACQUIRED, false, Fenced.NONE);
+		PhaseResult result = check(List.of(stuck), 0, 0);
+		assertThat(result.notAcquired()).isEqualTo(1);
+		assertThat(result.violations()).singleElement().asString().contains("stuck");
+	}
+
+	@Test
+	void recordsSurviveTheirLine() {
+		HoldRecord record = hold("c1-t7", 1, 2, 42, Fenced.REJECTED);
+		assertThat(HoldRecord.parse(record.format())).isEqualTo(record);
+		assertThat(record.client()).isEqualTo("c1");
+	}
+
+	private PhaseResult check(List<HoldRecord> records, long plain, long fenced) {
+		return HistoryChecker.check(List.of(this.exclusive), records, Map.of("p", Map.of("k0", new Counters(plain, fenced))), true)
+			.get(0);
+	}
+
+	private static HoldRecord hold(String owner, long startMillis, long endMillis, long token, Fenced fenced) {
+		return new HoldRecord("p", "k0", owner, startMillis * MS, startMillis * MS, endMillis * MS, 2000, token, Outcome.OK,
+				true, fenced);
+	}
+
+}
