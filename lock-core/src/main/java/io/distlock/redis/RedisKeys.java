@@ -55,11 +55,14 @@ record RedisKeys(String prefix, boolean cluster) {
 	/**
 	 * The lock key, which the queue keys extend. A name starting with '}' gives the lock key an
 	 * empty hash tag, so Redis Cluster hashes it whole; there the queue keys carry a tag of the
-	 * lock key's slot instead, as one script must touch keys of one slot only.
+	 * lock key's slot instead, as one script must touch keys of one slot only. Those keys start with
+	 * {@code <prefix>:q{}, which no lock key does: as {@code <prefix>:{<tag>}:<name>} they were the
+	 * lock key of the name {@code <tag>}:<name>} (lock {@code "}"} shared its queue with lock
+	 * {@code "btt}:"}).
 	 */
 	private String queueBase(String name, String lock) {
 		if (this.cluster && name.startsWith("}")) {
-			return this.prefix + ":{" + ClusterSlotTags.tagFor(ClusterSlotTags.slot(lock)) + "}:" + name;
+			return this.prefix + ":q{" + ClusterSlotTags.tagFor(ClusterSlotTags.slot(lock)) + "}:" + name;
 		}
 		return lock;
 	}

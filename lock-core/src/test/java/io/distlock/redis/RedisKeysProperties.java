@@ -1,0 +1,133 @@
+package io.distlock.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+
+import io.distlock.testing.HostileText;
+
+/**
+ * The Redis key layout of {@link RedisKeys} under hostile lock names, on a single server and on a
+ * Cluster: different names never share a key, and every key one script touches lies in one slot.
+ */
+class RedisKeysProperties {
+
+	private static final RedisKeys SINGLE = new RedisKeys("distlock", false);
+
+	private static final RedisKeys CLUSTER = new RedisKeys("distlock", true);
+
+	@Property(tries = 300)
+	void differentNamesHaveDisjointKeys(@ForAll("names") String a, @ForAll("names") String b) {
+		if (a.equals(b)) {
+			return;
+		}
+		for (RedisKeys keys : List.of(SINGLE, CLUSTER)) {
+			Set<String> shared = new HashSet<>(allKeys(keys, a));
+			shared.retainAll(allKeys(keys, b));
+			assertThat(shared).as("keys shared by '%s' and '%s' (cluster: %s)", a, b, keys.cluster()).isEmpty();
+		}
+	}
+
+	/**
+	 * Random pairs of names almost never collide by chance, so the other name is derived from the
+	 * keys themselves: every stretch of a key between a separator ('{' or ':') and a closing one ('}',
+	 * ':' or the end) is tried as a name, which is how a colliding name would have to look.
+	 */
+	@Property(tries = 300)
+	void noOtherNameReachesAKeyOfThisOne(@ForAll("shortNames") String name) {
+		for (RedisKeys keys : List.of(SINGLE, CLUSTER)) {
+			Set<String> own = allKeys(keys, name);
+			for (String candidate : namesInside(own)) {
+				if (candidate.equals(name) || candidate.isBlank()) {
+					continue;
+				}
+				Set<String> shared = new HashSet<>(allKeys(keys, candidate));
+				shared.retainAll(own);
+				assertThat(shared).as("keys of '%s' that lock '%s' uses too (cluster: %s)", name, candidate, keys.cluster())
+					.isEmpty();
+				assertThat(allKeys(keys, candidate)).doesNotContain(keys.fencingCounter(name));
+			}
+		}
+	}
+
+	@Property(tries = 300)
+	void everyKeyOfALockLiesInItsClusterSlot(@ForAll("names") String name) {
+		int slot = CLUSTER.slot(name);
+		for (String key : allKeys(CLUSTER, name)) {
+			assertThat(ClusterSlotTags.slot(key)).as("slot of '%s', a key of lock '%s'", key, name).isEqualTo(slot);
+		}
+	}
+
+	@Property(tries = 200)
+	void aPrefixWithAHashTagOrNothingInItIsRefused(@ForAll("prefixes") String prefix) {
+		if (prefix.isBlank() || prefix.contains("{") || prefix.contains("}")) {
+			assertThatThrownBy(() -> new RedisKeys(prefix, true)).isInstanceOf(IllegalArgumentException.class)
+				.hasMessageContaining("Key prefix")
+				.hasMessageContaining("'" + prefix + "'");
+		}
+		else {
+			// Two applications sharing a Redis must not share a lock: the prefix ends where the first '{' is.
+			RedisKeys mine = new RedisKeys(prefix, false);
+			RedisKeys theirs = new RedisKeys(prefix + "x", false);
+			assertThat(mine.lock("n")).isNotEqualTo(theirs.lock("n"));
+			assertThat(mine.lock("x:{n}")).isNotEqualTo(theirs.lock("n"));
+		}
+	}
+
+	@Provide
+	Arbitrary<String> names() {
+		return HostileText.any().filter(name -> !name.isBlank());
+	}
+
+	/** Hostile fragments, and names made of few characters only, among them the hash tag's braces. */
+	@Provide
+	Arbitrary<String> shortNames() {
+		Arbitrary<String> braces = Arbitraries.strings().withChars("{}:a0").ofMinLength(1).ofMaxLength(8);
+		return Arbitraries.oneOf(HostileText.fragments(), braces).filter(name -> !name.isBlank());
+	}
+
+	@Provide
+	Arbitrary<String> prefixes() {
+		return Arbitraries.oneOf(HostileText.fragments(), Arbitraries.of("", " ", "\t", "app", "app:locks", "a{b", "a}b"));
+	}
+
+	/** Every key a script of the lock touches: acquire's, release's and the abandon script's. */
+	private static Set<String> allKeys(RedisKeys keys, String name) {
+		Set<String> all = new LinkedHashSet<>(keys.scriptKeys(name));
+		all.addAll(keys.releaseKeys(name));
+		all.add(keys.lock(name));
+		// The fencing counter is shared on purpose: one for the key space, or one per slot.
+		all.remove(keys.fencingCounter(name));
+		return all;
+	}
+
+	private static List<String> namesInside(Set<String> keys) {
+		List<String> names = new ArrayList<>();
+		for (String key : keys) {
+			for (int start = 0; start < key.length(); start++) {
+				char opening = key.charAt(start);
+				if (opening != '{' && opening != ':') {
+					continue;
+				}
+				for (int end = start + 1; end <= key.length(); end++) {
+					if (end == key.length() || key.charAt(end) == '}' || key.charAt(end) == ':') {
+						names.add(key.substring(start + 1, end));
+					}
+				}
+			}
+		}
+		return names;
+	}
+
+}
