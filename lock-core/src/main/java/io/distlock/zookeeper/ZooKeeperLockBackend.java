@@ -615,13 +615,27 @@ public final class ZooKeeperLockBackend implements LockBackend {
 					forget(hold);
 				}
 				this.undeleted.clear();
+				// A hold taken by a new session before this event arrived is forgotten too (told lost, to be
+				// safe); its node must not outlive it. Nodes of the lost session are left to the ensemble.
+				for (Held hold : lost) {
+					inBackground(() -> deleteQuietly(hold));
+				}
 			}
 			case RECONNECTED -> {
 				log.info("Reconnected to ZooKeeper at {}", this.ensemble);
-				this.leases.execute(this::afterReconnect);
+				inBackground(this::afterReconnect);
 			}
 			default -> {
 			}
+		}
+	}
+
+	private void inBackground(Runnable task) {
+		try {
+			this.leases.execute(task);
+		}
+		catch (java.util.concurrent.RejectedExecutionException closedBackend) {
+			// Closed: nothing left to tidy; the session's end deletes what remains.
 		}
 	}
 
@@ -732,8 +746,8 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
 		final long session;
 
-		/** System.nanoTime() when the lease runs out; guarded by this. */
-		long deadline;
+		/** System.nanoTime() when the lease runs out; written under this. */
+		volatile long deadline;
 
 		java.util.concurrent.ScheduledFuture<?> expiry;
 

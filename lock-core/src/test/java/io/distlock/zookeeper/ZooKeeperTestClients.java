@@ -9,7 +9,11 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryUntilElapsed;
 import org.apache.curator.test.InstanceSpec;
+import java.util.concurrent.CountDownLatch;
+
+import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.ZooKeeper;
 
 import io.distlock.LockListener;
 import io.distlock.LockRegistry;
@@ -45,9 +49,10 @@ final class ZooKeeperTestClients implements AutoCloseable {
 
 	/** @return a server spec on free ports with the short tick */
 	static InstanceSpec spec(int serverId) {
-		// "srvr" tells a test which server leads.
+		// "srvr" tells a test which server leads. Without forceSync every write waits for an fsync of
+		// the transaction log, which on a busy test machine can take longer than a whole lock wait.
 		return new InstanceSpec(null, -1, -1, -1, true, serverId, TICK_MILLIS, -1,
-				Map.of("4lw.commands.whitelist", "srvr"));
+				Map.of("4lw.commands.whitelist", "srvr", "forceSync", "no"));
 	}
 
 	/** @return the server's mode ("leader", "follower", "standalone"), or "down" */
@@ -112,14 +117,43 @@ final class ZooKeeperTestClients implements AutoCloseable {
 	 * which the ensemble then expires after the session timeout, deleting the client's nodes.
 	 */
 	void crash(LockRegistry registry) {
+		cutOff(curatorOf(registry));
 		try {
-			curatorOf(registry).getZookeeperClient().getZooKeeper().getTestable().injectSessionExpiration();
+			((AutoCloseable) registry).close();
 		}
 		catch (Exception ex) {
 			throw new IllegalStateException(ex);
 		}
+	}
+
+	/**
+	 * The client stops talking to the ensemble without closing its session, as a crashed, frozen or
+	 * partitioned process would; the ensemble expires the session after its timeout. ZooKeeper's
+	 * {@code injectSessionExpiration()} announces the expiry to Curator before it marks the handle
+	 * closed, and Curator closing a handle that still looks alive would close the session on the
+	 * server at once; so the client's event thread is held in a watch until the handle is closed.
+	 */
+	void cutOff(CuratorFramework curator) {
 		try {
-			((AutoCloseable) registry).close();
+			ZooKeeper zk = curator.getZookeeperClient().getZooKeeper();
+			String path = "/distlock-test-cut/" + java.util.UUID.randomUUID();
+			CountDownLatch inWatcher = new CountDownLatch(1);
+			CountDownLatch handleClosed = new CountDownLatch(1);
+			zk.exists(path, event -> {
+				inWatcher.countDown();
+				try {
+					handleClosed.await(10, TimeUnit.SECONDS);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+			});
+			this.counters.create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath(path);
+			if (!inWatcher.await(10, TimeUnit.SECONDS)) {
+				throw new IllegalStateException("The client's event thread did not take the watch event");
+			}
+			zk.getTestable().injectSessionExpiration();
+			handleClosed.countDown();
 		}
 		catch (Exception ex) {
 			throw new IllegalStateException(ex);
