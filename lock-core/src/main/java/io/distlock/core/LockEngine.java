@@ -161,6 +161,20 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 		if (name == null || name.isBlank()) {
 			throw new IllegalArgumentException("Lock name must not be null or blank");
 		}
+		for (int i = 0; i < name.length(); i++) {
+			char c = name.charAt(i);
+			if (Character.isHighSurrogate(c) && i + 1 < name.length() && Character.isLowSurrogate(name.charAt(i + 1))) {
+				i++;
+			}
+			else if (Character.isSurrogate(c)) {
+				// UTF-8, in which Redis, ZooKeeper and the databases keep names, has no form for it: encoders
+				// write '?' instead, so the name would be the same lock as one with a '?' in its place.
+				throw new IllegalArgumentException("Lock name '" + name + "' has an unpaired surrogate (\\u"
+						+ String.format("%04X", (int) c) + ") at index " + i
+						+ ", which has no UTF-8 form: it would be the same lock as other names. Build the name from "
+						+ "whole characters (a String cut between the two halves of a code point has one).");
+			}
+		}
 		return name;
 	}
 

@@ -40,4 +40,41 @@ public final class HostileText {
 		return Arbitraries.of(FRAGMENTS).map(fragment -> fragment.repeat(10_000 / fragment.length() + 1).substring(0, 10_000));
 	}
 
+	/** @return edits for {@link #lookalike(String, String)} */
+	public static Arbitrary<String> lookalikeEdits() {
+		return Arbitraries.of("?", "\uFFFD", " ", "upper", "lower", "drop-last", "x", "}", ":", "\u0000");
+	}
+
+	/**
+	 * @param edit one of {@link #lookalikeEdits()}
+	 * @return a name that differs from the given one in a way an encoding or a collation may not tell
+	 */
+	public static String lookalike(String name, String edit) {
+		StringBuilder out = new StringBuilder();
+		switch (edit) {
+			case "upper" -> out.append(name.toUpperCase(java.util.Locale.ROOT));
+			case "lower" -> out.append(name.toLowerCase(java.util.Locale.ROOT));
+			case "drop-last" -> out.append(name, 0, name.length() - 1);
+			case "?", "\uFFFD" -> {
+				// What a UTF-8 encoder writes for an unpaired surrogate.
+				for (int i = 0; i < name.length(); i++) {
+					char c = name.charAt(i);
+					boolean paired = Character.isHighSurrogate(c) && i + 1 < name.length()
+							&& Character.isLowSurrogate(name.charAt(i + 1));
+					if (paired) {
+						out.append(c).append(name.charAt(++i));
+					}
+					else {
+						out.append(Character.isSurrogate(c) ? edit : String.valueOf(c));
+					}
+				}
+				if (out.toString().equals(name)) {
+					out.append(edit);
+				}
+			}
+			default -> out.append(name).append(edit);
+		}
+		return out.toString();
+	}
+
 }
