@@ -1,7 +1,12 @@
 package io.distlock.jdbc;
 
+import java.time.Duration;
+import java.util.Optional;
+
 import javax.sql.DataSource;
 
+import io.distlock.DistLock;
+import io.distlock.WorkHold;
 import io.distlock.core.LockEngine;
 import io.distlock.core.LockEngineOptions;
 
@@ -14,6 +19,9 @@ public class JdbcLockRegistry extends LockEngine {
 
 	/** The table name used when none is given. */
 	public static final String DEFAULT_TABLE_NAME = "distributed_locks";
+
+	/** The length of the shipped schemas' {@code lock_name VARCHAR(255)}. */
+	public static final int MAX_NAME_LENGTH = 255;
 
 	/**
 	 * @param dataSource the application's data source
@@ -30,6 +38,35 @@ public class JdbcLockRegistry extends LockEngine {
 	 */
 	public JdbcLockRegistry(JdbcLockBackend backend, LockEngineOptions options) {
 		super(backend, options);
+	}
+
+	/**
+	 * @throws IllegalArgumentException also if the name is longer than {@value #MAX_NAME_LENGTH}
+	 * characters, which the lock table cannot hold
+	 */
+	@Override
+	public DistLock getLock(String name) {
+		return super.getLock(requireFits(name));
+	}
+
+	@Override
+	public Optional<WorkHold> tryLockForWork(String name, Duration waitTime, Duration leaseTime)
+			throws InterruptedException {
+		return super.tryLockForWork(requireFits(name), waitTime, leaseTime);
+	}
+
+	/**
+	 * Checked before the database sees the name: a strict database fails the insert with an error
+	 * that reads like an outage, and MySQL without strict mode cuts the name to fit, making it the
+	 * same lock as every name that shares its first 255 characters.
+	 */
+	private static String requireFits(String name) {
+		if (name != null && name.length() > MAX_NAME_LENGTH) {
+			throw new IllegalArgumentException("Lock name '" + name.substring(0, 40) + "…' is " + name.length()
+					+ " characters long; the lock table's lock_name column holds " + MAX_NAME_LENGTH
+					+ ". Use a shorter name (for a long key, a hash of it).");
+		}
+		return name;
 	}
 
 }
