@@ -85,9 +85,10 @@ public final class ChaosSoak {
 	 * had run out (a lock that nobody could take again); must be none
 	 * @param expiringKeys keys still there but expiring on their own (release markers)
 	 * @param errors what failed in the clients, by kind, with how often
+	 * @param unplaced records that fall in no phase window (must be none)
 	 */
 	record RunResult(String name, String backend, List<HistoryChecker.PhaseResult> results, int lostNotices,
-			List<String> keysWithoutExpiry, int expiringKeys, Map<String, Integer> errors) {
+			List<String> keysWithoutExpiry, int expiringKeys, Map<String, Integer> errors, long unplaced) {
 	}
 
 	public static void main(String[] args) throws Exception {
@@ -186,16 +187,10 @@ public final class ChaosSoak {
 							context.hold(Duration.ofSeconds(1));
 						}
 					}));
-			phases.add(new Phase("pause-short", "SIGSTOP of client c1 for 1.5 s (lease 3 s)", true, context -> {
-				context.clients().pause(0);
-				context.hold(Duration.ofMillis(1500));
-				context.clients().resume(0);
-			}).pausing("c1"));
-			phases.add(new Phase("pause-long", "SIGSTOP of client c1 for 6 s (past its 3 s lease)", false, context -> {
-				context.clients().pause(0);
-				context.hold(Duration.ofSeconds(6));
-				context.clients().resume(0);
-			}).pausing("c1"));
+			phases.add(new Phase("pause-short", "SIGSTOP of client c1 for 1.5 s (lease 3 s)", true,
+					context -> context.freezeClient(0, Duration.ofMillis(1500))).pausing("c1"));
+			phases.add(new Phase("pause-long", "SIGSTOP of client c1 for 6 s (past its 3 s lease)", false,
+					context -> context.freezeClient(0, Duration.ofSeconds(6))).pausing("c1"));
 			phases.add(new Phase("latency", "50-200 ms added to every request through the relay", true, context -> {
 				relay.delay(Duration.ofMillis(50), Duration.ofMillis(200));
 				context.hold(timing.fault());
@@ -211,8 +206,16 @@ public final class ChaosSoak {
 			phases.add(new Phase("restart-empty", "kill -9 and restart of Redis without persistence", true,
 					context -> lock.restart()));
 			phases.add(new Phase("restart-aof", "kill -9 and restart of Redis with appendonly yes, appendfsync always",
-					true, context -> lock.restartWith("--appendonly", "yes", "--appendfsync", "always"))
-				.preparedBy(() -> enableAppendOnly(lock)));
+					true, context -> {
+						lock.restartWith("--appendonly", "yes", "--appendfsync", "always");
+						// Otherwise this phase would silently repeat restart-empty.
+						if (!"1".equals(lock.query("EXISTS", "distlock:fencing").trim())) {
+							context.problem("Redis restarted without the fencing counter its append-only file should have kept");
+						}
+					})
+				.preparedBy(() -> enableAppendOnly(lock))
+				// Later phases (and rounds) run without persistence again, as they did before.
+				.finishedBy(() -> lock.command("CONFIG", "SET", "appendonly", "no")));
 			return runPhases("redis", "single Redis " + lock.uri() + " behind a TCP relay", settings, phases,
 					List.of("lock=redis:" + relay.port()), resource, directory, progress, true, List.of(lock));
 		}
@@ -238,8 +241,12 @@ public final class ChaosSoak {
 					}));
 			phases.add(new Phase("redlock-freeze-1", "SIGSTOP of 1 of 5 masters", true, context -> {
 				nodes.get(2).pause();
-				context.hold(timing.fault());
-				nodes.get(2).resume();
+				try {
+					context.hold(timing.fault());
+				}
+				finally {
+					nodes.get(2).resume();
+				}
 			}));
 			phases.add(new Phase("redlock-restart-1-empty", "kill -9 and immediate restart of 1 of 5 masters, empty",
 					true, context -> nodes.get(3).restart()));
@@ -279,12 +286,19 @@ public final class ChaosSoak {
 		List<String> arguments = new ArrayList<>(lockArguments);
 		arguments.addAll(List.of("resource=" + resource.port(), "threads=" + THREADS, "keys=" + KEYS,
 				"watchdog=" + WATCHDOG.toMillis(), "wait=" + WAIT.toMillis(), "sanity=" + settings.sanity()));
-		resource.command("SET", FencedResource.PHASE_KEY, "warm-up");
+		// The windows cover the whole run, one after another, so that nothing goes unchecked between them.
 		List<PhaseWindow> windows = new ArrayList<>();
 		SoakClients.History history;
+		// Each run counts from zero: its phases' counters and the highest tokens seen are its own.
+		resource.command("FLUSHALL");
+		resource.command("SET", FencedResource.PHASE_KEY, "warm-up");
+		long windowStart = System.nanoTime();
 		try (SoakClients clients = new SoakClients(CLIENTS, arguments, runDirectory)) {
 			// A new Redis admits no holder for one restart grace; let the clients get going first.
 			sleep(WATCHDOG.plusSeconds(2));
+			long now = System.nanoTime();
+			windows.add(new PhaseWindow("warm-up", "clients start", windowStart, now, now, now, true, null, null));
+			windowStart = now;
 			for (int round = 1; round <= settings.timing().rounds(); round++) {
 				for (Phase phase : phases) {
 					if (!settings.wants(phase.name)) {
@@ -292,20 +306,25 @@ public final class ChaosSoak {
 					}
 					String phaseName = (settings.timing().rounds() > 1) ? phase.name + "#" + round : phase.name;
 					progress.accept("phase " + name + "/" + phaseName + ": " + phase.fault);
-					phase.prepare.run();
 					resource.command("SET", FencedResource.PHASE_KEY, phaseName);
-					long start = System.nanoTime();
+					phase.prepare.run();
 					sleep(settings.timing().calm());
 					long faultStart = System.nanoTime();
-					phase.inject.accept(new FaultContext(clients, settings.timing()));
+					FaultContext context = new FaultContext(clients);
+					phase.inject.accept(context);
 					long faultEnd = System.nanoTime();
 					sleep(settings.timing().recovery());
-					windows.add(new PhaseWindow(phaseName, phase.fault, start, faultStart, faultEnd, System.nanoTime(),
-							phase.exclusive || settings.sanity(), phase.pausedClient));
+					phase.finish.run();
+					now = System.nanoTime();
+					windows.add(new PhaseWindow(phaseName, phase.fault, windowStart, faultStart, faultEnd,
+							now, phase.exclusive || settings.sanity(), phase.pausedClient, context.problem));
+					windowStart = now;
 				}
 			}
 			resource.command("SET", FencedResource.PHASE_KEY, "stopping");
 			history = clients.stop();
+			now = System.nanoTime();
+			windows.add(new PhaseWindow("stopping", "clients stop", windowStart, now, now, now, true, null, null));
 		}
 		// Holds of a stopped client run out with their lease, hand-offs to vanished waiters with their
 		// queue place: after both, nothing of the soak should be left but the fencing counters.
@@ -336,7 +355,8 @@ public final class ChaosSoak {
 			counters.put(window.name(), byKey);
 		}
 		return new RunResult(name, backend, HistoryChecker.check(windows, history.records, counters,
-				fencing || settings.sanity()), history.lostNotices, withoutExpiry, expiring, history.errors);
+				fencing || settings.sanity()), history.lostNotices, withoutExpiry, expiring, history.errors,
+				HistoryChecker.unplaced(windows, history.records));
 	}
 
 	private static long number(String reply) {
@@ -354,11 +374,35 @@ public final class ChaosSoak {
 		}
 	}
 
-	/** What a fault can reach while it is injected. */
-	record FaultContext(SoakClients clients, Timing timing) {
+	/** What a fault can reach while it is injected, and what it found wrong with itself. */
+	static final class FaultContext {
+
+		private final SoakClients clients;
+
+		private String problem;
+
+		FaultContext(SoakClients clients) {
+			this.clients = clients;
+		}
 
 		void hold(Duration duration) {
 			sleep(duration);
+		}
+
+		/** Freezes one client for a while; thawed whatever happens meanwhile. */
+		void freezeClient(int index, Duration duration) {
+			this.clients.pause(index);
+			try {
+				hold(duration);
+			}
+			finally {
+				this.clients.resume(index);
+			}
+		}
+
+		/** @param problem why the fault did not happen as described */
+		void problem(String problem) {
+			this.problem = problem;
 		}
 
 	}
@@ -377,6 +421,9 @@ public final class ChaosSoak {
 		Runnable prepare = () -> {
 		};
 
+		Runnable finish = () -> {
+		};
+
 		String pausedClient;
 
 		Phase(String name, String fault, boolean exclusive, Consumer<FaultContext> inject) {
@@ -388,6 +435,11 @@ public final class ChaosSoak {
 
 		Phase preparedBy(Runnable prepare) {
 			this.prepare = prepare;
+			return this;
+		}
+
+		Phase finishedBy(Runnable finish) {
+			this.finish = finish;
 			return this;
 		}
 

@@ -42,6 +42,9 @@ public final class HistoryChecker {
 	 * @param fencedAccepted writes the fenced resource accepted ({@code -1}: no fencing tokens)
 	 * @param fencedRejected writes it rejected
 	 * @param staleAccepted stale writes it accepted: updates lost on the fenced counter
+	 * @param tokensOutOfOrder holds whose fencing token was not above that of every earlier holder of
+	 * the key (another owner's equal token counts too)
+	 * @param incomplete writes the resource holds that no record accounts for: a history with gaps
 	 * @param lostAtUnlock holds whose {@code unlock()} said they had been lost
 	 * @param unlockFailures {@code unlock()}s that failed otherwise
 	 * @param maxOverrunMillis the longest a {@code tryLock} ran past its wait
@@ -53,7 +56,7 @@ public final class HistoryChecker {
 	 */
 	public record PhaseResult(PhaseWindow window, int attempts, int acquisitions, int notAcquired, int acquireFailures,
 			int overlaps, double overlapMillis, long plainLost, long fencedAccepted, long fencedRejected,
-			long staleAccepted, int lostAtUnlock, int unlockFailures, double maxOverrunMillis, double rateBefore,
+			long staleAccepted, int tokensOutOfOrder, long incomplete, int lostAtUnlock, int unlockFailures, double maxOverrunMillis, double rateBefore,
 			double rateDuring, double rateAfter, double recoverySeconds) {
 
 		/** @return what a correct lock must not have let happen in this phase, empty if nothing */
@@ -67,6 +70,19 @@ public final class HistoryChecker {
 			}
 			if (this.staleAccepted > 0) {
 				violations.add(this.staleAccepted + " stale writes accepted by the fenced resource");
+			}
+			if (this.window.exclusive() && this.fencedRejected > 0) {
+				// Only a holder that is no longer the latest writes with a lower token.
+				violations.add(this.fencedRejected + " fenced writes rejected where no stale holder should exist");
+			}
+			if (this.tokensOutOfOrder > 0) {
+				violations.add(this.tokensOutOfOrder + " fencing tokens not above an earlier holder's");
+			}
+			if (this.incomplete > 0) {
+				violations.add(this.incomplete + " writes in the resource that no record accounts for");
+			}
+			if (this.window.problem() != null) {
+				violations.add("the fault did not happen as described: " + this.window.problem());
 			}
 			if (this.maxOverrunMillis * 1_000_000 > STUCK_NANOS) {
 				violations.add("a caller stuck " + Math.round(this.maxOverrunMillis) + " ms past its wait");
@@ -88,6 +104,7 @@ public final class HistoryChecker {
 		Map<String, int[]> overlapsByPhase = new HashMap<>();
 		Map<String, double[]> overlapMillisByPhase = new HashMap<>();
 		countOverlaps(windows, records, overlapsByPhase, overlapMillisByPhase);
+		Map<String, int[]> tokensOutOfOrder = tokensOutOfOrder(windows, records);
 		List<PhaseResult> results = new ArrayList<>();
 		for (PhaseWindow window : windows) {
 			List<HoldRecord> inWindow = records.stream().filter(record -> window.contains(record.waitStart())).toList();
@@ -110,6 +127,7 @@ public final class HistoryChecker {
 			long plainLost = 0;
 			long fencedAccepted = 0;
 			long staleAccepted = 0;
+			long incomplete = 0;
 			Map<String, Counters> finals = counters.getOrDefault(window.name(), Map.of());
 			for (Map.Entry<String, long[]> entry : writesByKey.entrySet()) {
 				Counters last = finals.getOrDefault(entry.getKey(), new Counters(0, 0));
@@ -118,6 +136,13 @@ public final class HistoryChecker {
 				plainLost += Math.max(0, entry.getValue()[0] - last.plain());
 				fencedAccepted += entry.getValue()[1];
 				staleAccepted += Math.max(0, entry.getValue()[1] - last.fenced());
+				// More in the resource than recorded would offset lost updates: it must be reported, not netted.
+				incomplete += Math.max(0, last.plain() - entry.getValue()[0]) + Math.max(0, last.fenced() - entry.getValue()[1]);
+			}
+			for (Map.Entry<String, Counters> entry : finals.entrySet()) {
+				if (!writesByKey.containsKey(entry.getKey())) {
+					incomplete += entry.getValue().plain() + entry.getValue().fenced();
+				}
 			}
 			double maxOverrun = inWindow.stream()
 				.filter(record -> !pausedThrough(window, record))
@@ -133,6 +158,7 @@ public final class HistoryChecker {
 					overlapsByPhase.getOrDefault(window.name(), new int[1])[0],
 					overlapMillisByPhase.getOrDefault(window.name(), new double[1])[0], plainLost,
 					fencing ? fencedAccepted : -1, fencedRejected, fencing ? staleAccepted : 0,
+					fencing ? tokensOutOfOrder.getOrDefault(window.name(), new int[1])[0] : 0, incomplete,
 					(int) inWindow.stream().filter(record -> record.outcome() == HoldRecord.Outcome.LOST).count(),
 					(int) inWindow.stream().filter(record -> record.outcome() == HoldRecord.Outcome.UNLOCK_FAILED).count(),
 					maxOverrun, before, during, after, recovery(inWindow, window, before)));
@@ -173,6 +199,45 @@ public final class HistoryChecker {
 				open.add(hold);
 			}
 		}
+	}
+
+	/**
+	 * Per key, in the order holds began: a token must be above every token an earlier holder of
+	 * another owner had (an owner taking up its own hold again keeps its token). Each offence
+	 * belongs to the phase in which the later hold began.
+	 */
+	private static Map<String, int[]> tokensOutOfOrder(List<PhaseWindow> windows, List<HoldRecord> records) {
+		Map<String, List<HoldRecord>> byKey = new HashMap<>();
+		for (HoldRecord record : records) {
+			if (record.outcome().held() && record.token() >= 0) {
+				byKey.computeIfAbsent(record.key(), key -> new ArrayList<>()).add(record);
+			}
+		}
+		Map<String, int[]> offences = new HashMap<>();
+		for (List<HoldRecord> holds : byKey.values()) {
+			holds.sort(Comparator.comparingLong(HoldRecord::start));
+			long highest = -1;
+			String highestOwner = null;
+			for (HoldRecord hold : holds) {
+				if (hold.token() < highest || (hold.token() == highest && !hold.owner().equals(highestOwner))) {
+					offences.computeIfAbsent(phaseAt(windows, hold.start()), name -> new int[1])[0]++;
+				}
+				if (hold.token() > highest) {
+					highest = hold.token();
+					highestOwner = hold.owner();
+				}
+			}
+		}
+		return offences;
+	}
+
+	/**
+	 * @return how many records fall in no window: the windows must cover the whole run, or what
+	 * happened between them would go unchecked
+	 */
+	public static long unplaced(List<PhaseWindow> windows, List<HoldRecord> records) {
+		return records.stream().filter(record -> windows.stream().noneMatch(window -> window.contains(record.waitStart())))
+			.count();
 	}
 
 	private static String phaseAt(List<PhaseWindow> windows, long nanos) {

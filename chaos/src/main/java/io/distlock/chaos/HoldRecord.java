@@ -6,8 +6,8 @@ package io.distlock.chaos;
  * Times are {@link System#nanoTime()}, one clock for every process on a machine (Linux's
  * monotonic clock), so the holds of different clients can be compared.
  *
- * @param phase the fault phase the resource named when the section read it, or the phase the
- * orchestrator was in when the attempt began (for attempts that never reached the resource)
+ * @param phase the fault phase the resource named when the section read it, or {@code -} for
+ * attempts that never reached the resource (the checker places those by time)
  * @param key the lock's name
  * @param owner the client and thread, e.g. {@code c2-t5}
  * @param waitStart when {@code tryLock} was called
@@ -34,7 +34,12 @@ public record HoldRecord(String phase, String key, String owner, long waitStart,
 		/** {@code tryLock} gave up after its wait. */
 		NOT_ACQUIRED,
 		/** {@code tryLock} threw (e.g. the server was unreachable). */
-		ACQUIRE_FAILED;
+		ACQUIRE_FAILED,
+		/**
+		 * Still under way when the client stopped, long after it was asked to: a stuck caller; its
+		 * {@code start} is when the client gave up on it.
+		 */
+		UNFINISHED;
 
 		/** @return whether the attempt held the lock and ran its critical section */
 		public boolean held() {

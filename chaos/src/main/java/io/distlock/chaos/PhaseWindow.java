@@ -15,9 +15,11 @@ package io.distlock.chaos;
  * then reject its writes)
  * @param pausedClient the client frozen during the fault (e.g. {@code c1}), or {@code null}: its
  * own waits are not counted as overruns, since its threads did not run
+ * @param problem why the fault did not happen as described (e.g. Redis came back without the data it
+ * should have kept), or {@code null}
  */
 public record PhaseWindow(String name, String fault, long start, long faultStart, long faultEnd, long end,
-		boolean exclusive, String pausedClient) {
+		boolean exclusive, String pausedClient, String problem) {
 
 	/** @return whether {@code nanos} falls in this phase */
 	boolean contains(long nanos) {

@@ -90,9 +90,13 @@ public final class SoakClient {
 			// Nothing else is asked of a client.
 		}
 		loop.stop();
+		// Well inside the orchestrator's patience: a thread still in an attempt by then is stuck, and
+		// is written down as such below rather than silently left out of the history.
+		long joinDeadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
 		for (Thread worker : workers) {
-			worker.join(Duration.ofSeconds(60).toMillis());
+			worker.join(Math.max(1, (joinDeadline - System.nanoTime()) / 1_000_000));
 		}
+		loop.recordUnfinished();
 		try (BufferedWriter out = Files.newBufferedWriter(history, StandardCharsets.UTF_8)) {
 			synchronized (records) {
 				for (String record : records) {
@@ -173,25 +177,52 @@ public final class SoakClient {
 			this.running = false;
 		}
 
+		/**
+		 * Every thread's attempt under way (key, owner, when it began waiting), or {@code null}: what
+		 * a thread that never comes back still gets recorded as.
+		 */
+		private final Map<String, String[]> inFlight = new ConcurrentHashMap<>();
+
 		Runnable forThread(int index) {
 			String owner = this.client + "-t" + index;
 			return () -> {
 				while (this.running) {
-					attempt(owner);
+					String key = "k" + ThreadLocalRandom.current().nextInt(this.keys);
+					long waitStart = System.nanoTime();
+					this.inFlight.put(owner, new String[] { key, Long.toString(waitStart) });
+					try {
+						attempt(owner, key, waitStart);
+					}
+					catch (Throwable ex) {
+						// The thread goes on: one unexpected failure must not end its part of the soak.
+						this.errors.merge("attempt: " + describe(ex), 1, Integer::sum);
+						long now = System.nanoTime();
+						log(new HoldRecord("-", key, owner, waitStart, now, now, this.waitMillis, -1,
+								HoldRecord.Outcome.ACQUIRE_FAILED, false, HoldRecord.Fenced.NONE));
+					}
+					finally {
+						this.inFlight.remove(owner);
+					}
 				}
 			};
 		}
 
-		private void attempt(String owner) {
+		/** Writes down the attempts of threads that did not end them by the time the client stopped. */
+		void recordUnfinished() {
+			long now = System.nanoTime();
+			this.inFlight.forEach((owner, attempt) -> log(new HoldRecord("-", attempt[0], owner, Long.parseLong(attempt[1]),
+					now, now, this.waitMillis, -1, HoldRecord.Outcome.UNFINISHED, false, HoldRecord.Fenced.NONE)));
+		}
+
+		private void attempt(String owner, String key, long waitStart) {
 			ThreadLocalRandom random = ThreadLocalRandom.current();
-			String key = "k" + random.nextInt(this.keys);
 			DistLock lock = this.registry.getLock(key);
-			long waitStart = System.nanoTime();
 			boolean acquired;
 			try {
 				acquired = this.sanity || lock.tryLock(Duration.ofMillis(this.waitMillis));
 			}
 			catch (InterruptedException ex) {
+				// Nothing interrupts the workers but the JVM's end; this thread stops.
 				Thread.currentThread().interrupt();
 				this.running = false;
 				return;
@@ -210,12 +241,13 @@ public final class SoakClient {
 						HoldRecord.Outcome.NOT_ACQUIRED, false, HoldRecord.Fenced.NONE));
 				return;
 			}
-			// Without a lock every section shows the same token, which a fenced resource cannot tell apart.
-			long token = this.sanity ? 0 : fencingToken(lock);
 			String phase = "-";
+			long token = -1;
 			boolean plainWritten = false;
 			HoldRecord.Fenced fenced = HoldRecord.Fenced.NONE;
 			try {
+				// Without a lock every section shows the same token, which a fenced resource cannot tell apart.
+				token = this.sanity ? 0 : fencingToken(lock);
 				FencedResource.Snapshot seen = this.resource.read(key, token);
 				phase = seen.phase();
 				pause(1 + random.nextInt(5));
@@ -248,7 +280,7 @@ public final class SoakClient {
 					fenced));
 		}
 
-		private static String describe(RuntimeException ex) {
+		private static String describe(Throwable ex) {
 			String message = String.valueOf(ex.getMessage()).replace('\n', ' ');
 			// Ports and numbers vary between occurrences of one failure; one line per kind is enough.
 			message = message.replaceAll("[0-9]+", "N");

@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
@@ -23,7 +24,7 @@ import java.util.concurrent.TimeUnit;
  */
 final class SoakClients implements AutoCloseable {
 
-	private final List<Client> clients = new ArrayList<>();
+	private final List<Client> clients = new CopyOnWriteArrayList<>();
 
 	/**
 	 * Starts {@code count} clients and waits until each is ready.
@@ -33,11 +34,19 @@ final class SoakClients implements AutoCloseable {
 	 * @param directory where histories and logs go
 	 */
 	SoakClients(int count, List<String> arguments, Path directory) {
-		for (int i = 1; i <= count; i++) {
-			this.clients.add(new Client("c" + i, arguments, directory));
+		// Also on the orchestrator's own end (Ctrl-C, a CI timeout): SIGKILL ends a frozen client too.
+		Runtime.getRuntime().addShutdownHook(new Thread(this::close, "soak-clients-reaper"));
+		try {
+			for (int i = 1; i <= count; i++) {
+				this.clients.add(new Client("c" + i, arguments, directory));
+			}
+			for (Client client : this.clients) {
+				client.awaitReady();
+			}
 		}
-		for (Client client : this.clients) {
-			client.awaitReady();
+		catch (RuntimeException ex) {
+			close();
+			throw ex;
 		}
 	}
 

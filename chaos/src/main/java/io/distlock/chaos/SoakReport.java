@@ -25,17 +25,18 @@ final class SoakReport {
 		for (ChaosSoak.RunResult run : runs) {
 			out.append("### ").append(run.name()).append(": ").append(run.backend()).append("\n\n");
 			out.append("| phase | exclusive? | holds | overlaps (ms) | lost updates | fenced accepted / rejected | "
-					+ "stale accepted | lost at unlock | failed acquire / unlock | timed out | max overrun ms | "
+					+ "stale accepted | tokens out of order | lost at unlock | failed acquire / unlock | timed out | max overrun ms | "
 					+ "holds/s before / during / after | recovery s | verdict |\n");
-			out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+			out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 			for (HistoryChecker.PhaseResult result : run.results()) {
 				List<String> violations = result.violations();
 				out.append(String.format(Locale.ROOT,
-						"| %s | %s | %d | %d (%.0f) | %d | %s | %s | %d | %d / %d | %d | %.0f | %.0f / %.0f / %.0f | %s | %s |%n",
+						"| %s | %s | %d | %d (%.0f) | %d | %s | %s | %s | %d | %d / %d | %d | %.0f | %.0f / %.0f / %.0f | %s | %s |%n",
 						result.window().name(), result.window().exclusive() ? "must" : "not expected",
 						result.acquisitions(), result.overlaps(), result.overlapMillis(), result.plainLost(),
 						(result.fencedAccepted() < 0) ? "no tokens" : result.fencedAccepted() + " / " + result.fencedRejected(),
 						(result.fencedAccepted() < 0) ? "n/a" : Long.toString(result.staleAccepted()),
+						(result.fencedAccepted() < 0) ? "n/a" : Integer.toString(result.tokensOutOfOrder()),
 						result.lostAtUnlock(), result.acquireFailures(), result.unlockFailures(), result.notAcquired(),
 						result.maxOverrunMillis(), result.rateBefore(), result.rateDuring(), result.rateAfter(),
 						(result.recoverySeconds() < 0) ? "not in phase" : String.format(Locale.ROOT, "%.2f", result.recoverySeconds()),
@@ -64,6 +65,9 @@ final class SoakReport {
 	static List<String> violations(List<ChaosSoak.RunResult> runs) {
 		List<String> violations = new ArrayList<>();
 		for (ChaosSoak.RunResult run : runs) {
+			if (run.unplaced() > 0) {
+				violations.add(run.name() + ": " + run.unplaced() + " records outside every phase window");
+			}
 			if (!run.keysWithoutExpiry().isEmpty()) {
 				violations.add(run.name() + ": lock keys that never expire " + run.keysWithoutExpiry());
 			}

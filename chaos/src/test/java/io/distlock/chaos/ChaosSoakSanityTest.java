@@ -33,6 +33,7 @@ class ChaosSoakSanityTest {
 		assertThat(calm.overlaps()).isPositive();
 		assertThat(calm.plainLost()).isPositive();
 		assertThat(calm.staleAccepted()).isPositive();
+		assertThat(calm.tokensOutOfOrder()).as("every section shows token 0").isPositive();
 		assertThat(calm.violations()).isNotEmpty();
 	}
 
@@ -52,8 +53,16 @@ class ChaosSoakSanityTest {
 		List<RunResult> runs = ChaosSoak.run(new Settings(BRIEF, sanity, List.of("redis"), List.of("calm")), this.work,
 				phase -> {
 				});
-		assertThat(runs).singleElement().satisfies(run -> assertThat(run.results()).hasSize(1));
-		return runs.get(0).results().get(0);
+		assertThat(runs).singleElement().satisfies(run -> {
+			assertThat(run.results()).extracting(result -> result.window().name())
+				.containsExactly("warm-up", "calm", "stopping");
+			assertThat(run.unplaced()).isZero();
+			if (!sanity) {
+				assertThat(run.keysWithoutExpiry()).isEmpty();
+				assertThat(SoakReport.violations(runs)).isEmpty();
+			}
+		});
+		return runs.get(0).results().get(1);
 	}
 
 }

@@ -17,7 +17,7 @@ class HistoryCheckerTest {
 
 	private static final long MS = 1_000_000;
 
-	private final PhaseWindow exclusive = new PhaseWindow("p", "fault", 0, 1000 * MS, 2000 * MS, 4000 * MS, true, null);
+	private final PhaseWindow exclusive = new PhaseWindow("p", "fault", 0, 1000 * MS, 2000 * MS, 4000 * MS, true, null, null);
 
 	@Test
 	void holdsOneAfterAnotherAreClean() {
@@ -40,12 +40,13 @@ class HistoryCheckerTest {
 		assertThat(result.overlapMillis()).isEqualTo(10.0);
 		assertThat(result.plainLost()).isEqualTo(1);
 		assertThat(result.staleAccepted()).as("a token handed out twice lets a stale write through").isEqualTo(1);
-		assertThat(result.violations()).hasSize(3);
+		assertThat(result.tokensOutOfOrder()).isEqualTo(1);
+		assertThat(result.violations()).hasSize(4);
 	}
 
 	@Test
 	void fencingThatRejectsTheStaleHolderLeavesOnlyTheExpectedOverlap() {
-		PhaseWindow paused = new PhaseWindow("p", "pause", 0, 1000 * MS, 2000 * MS, 4000 * MS, false, "c1");
+		PhaseWindow paused = new PhaseWindow("p", "pause", 0, 1000 * MS, 2000 * MS, 4000 * MS, false, "c1", null);
 		List<HoldRecord> records = List.of(hold("c1-t0", 10, 3000, 1, Fenced.REJECTED), hold("c2-t0", 1500, 1510, 2, Fenced.ACCEPTED));
 		PhaseResult result = HistoryChecker.check(List.of(paused), records, Map.of("p", Map.of("k0", new Counters(1, 1))), true)
 			.get(0);
@@ -54,6 +55,38 @@ class HistoryCheckerTest {
 		assertThat(result.fencedRejected()).isEqualTo(1);
 		assertThat(result.staleAccepted()).isZero();
 		assertThat(result.violations()).as("overlap and lost plain updates are expected past a lease").isEmpty();
+	}
+
+	@Test
+	void aNewerHolderWithALowerTokenIsCaughtEvenWhenNoWriteWasLost() {
+		// The stale holder wrote first with the higher token; the rightful one was rejected.
+		PhaseWindow paused = new PhaseWindow("p", "pause", 0, 1000 * MS, 2000 * MS, 4000 * MS, false, "c1", null);
+		List<HoldRecord> records = List.of(hold("c1-t0", 10, 3000, 10, Fenced.ACCEPTED), hold("c2-t0", 1500, 1510, 9, Fenced.REJECTED));
+		PhaseResult result = HistoryChecker.check(List.of(paused), records, Map.of("p", Map.of("k0", new Counters(1, 1))), true)
+			.get(0);
+		assertThat(result.staleAccepted()).isZero();
+		assertThat(result.tokensOutOfOrder()).isEqualTo(1);
+		assertThat(result.violations()).singleElement().asString().contains("not above");
+	}
+
+	@Test
+	void aRejectedWriteWhereTheLockMustBeExclusiveIsAViolation() {
+		List<HoldRecord> records = List.of(hold("c1-t0", 10, 20, 1, Fenced.ACCEPTED), hold("c2-t0", 30, 40, 2, Fenced.REJECTED));
+		assertThat(check(records, 2, 1).violations()).singleElement().asString().contains("rejected");
+	}
+
+	@Test
+	void moreInTheResourceThanRecordedIsAnIncompleteHistory() {
+		List<HoldRecord> records = List.of(hold("c1-t0", 10, 20, 1, Fenced.ACCEPTED));
+		PhaseResult result = check(records, 3, 1);
+		assertThat(result.incomplete()).isEqualTo(2);
+		assertThat(result.violations()).singleElement().asString().contains("no record");
+	}
+
+	@Test
+	void recordsBetweenWindowsAreCounted() {
+		HoldRecord outside = hold("c1-t0", 5000, 5010, 1, Fenced.ACCEPTED);
+		assertThat(HistoryChecker.unplaced(List.of(this.exclusive), List.of(outside))).isEqualTo(1);
 	}
 
 	@Test

@@ -160,17 +160,24 @@ public final class RedisServerProcess implements AutoCloseable {
 
 	/**
 	 * Starts the server again on the same port after {@link #kill()}, with further arguments for
-	 * this and every later launch; with {@code "--appendonly", "yes"} it loads what it had written
-	 * to its append-only file (enabled at run time with {@code CONFIG SET appendonly yes}) before it
-	 * was killed, as a server persisting to disk restarts.
+	 * this launch only; with {@code "--appendonly", "yes"} it loads what it had written to its
+	 * append-only file (enabled at run time with {@code CONFIG SET appendonly yes}) before it was
+	 * killed, as a server persisting to disk restarts. A later {@link #restart()} starts empty again.
 	 * @param moreArguments further {@code redis-server} arguments; later ones win
 	 */
 	public synchronized void restartWith(String... moreArguments) {
 		if (isRunning()) {
 			kill();
 		}
+		List<String> usual = List.copyOf(this.extraArguments);
 		this.extraArguments.addAll(List.of(moreArguments));
-		launch();
+		try {
+			launch();
+		}
+		finally {
+			this.extraArguments.clear();
+			this.extraArguments.addAll(usual);
+		}
 	}
 
 	/**
