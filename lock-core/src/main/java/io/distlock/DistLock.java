@@ -89,6 +89,21 @@ public interface DistLock extends Lock {
 	long getFencingToken();
 
 	/**
+	 * Releases one hold like {@link #unlock()}; the last one leaves the lock taken for {@code keep}
+	 * more: its lease is set to {@code keep} and no longer renewed, so no other owner takes it before
+	 * then, even if this process dies meanwhile (ShedLock's {@code lockAtLeastFor}: a job that must
+	 * run once per period, however quickly it finishes). The calling thread no longer holds it.
+	 * @param keep how long the lock stays taken; zero or negative: released now, as {@link #unlock()}
+	 * @throws LockLostException if the hold had been lost (nothing is kept then)
+	 * @throws UnsupportedOperationException if this lock's holds do not expire on their own (ZooKeeper:
+	 * they last as long as the session); the lock is then still held
+	 * @see LockRegistry#canKeepAfterUnlock()
+	 */
+	default void unlockKeepingFor(Duration keep) {
+		throw new UnsupportedOperationException(getClass().getName() + " cannot keep a lock after its release");
+	}
+
+	/**
 	 * Not supported: a distributed lock has no distributed condition variables.
 	 * @throws UnsupportedOperationException always
 	 */

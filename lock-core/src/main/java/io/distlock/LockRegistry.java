@@ -43,4 +43,14 @@ public interface LockRegistry {
 				+ "future or reactive methods need a distlock registry");
 	}
 
+	/**
+	 * @return whether this registry's locks can be kept for a while after their release
+	 * ({@link DistLock#unlockKeepingFor(Duration)}, {@link WorkHold#releaseKeepingFor(Duration)},
+	 * {@code @DistributedLock(holdAtLeast = ...)}): they can where holds expire after their lease
+	 * (Redis, Cluster, Redlock, the table lock), not where they last as long as a session (ZooKeeper)
+	 */
+	default boolean canKeepAfterUnlock() {
+		return false;
+	}
+
 }

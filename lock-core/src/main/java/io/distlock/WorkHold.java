@@ -24,4 +24,15 @@ public interface WorkHold {
 	 */
 	void release();
 
+	/**
+	 * Releases the hold like {@link #release()} but leaves the lock taken for {@code keep} more,
+	 * unrenewed (see {@link DistLock#unlockKeepingFor(java.time.Duration)}); later calls do nothing.
+	 * @param keep how long the lock stays taken; zero or negative: released now
+	 * @throws UnsupportedOperationException if the backend's holds do not expire on their own; the
+	 * hold is then still there and {@link #release()} releases it
+	 */
+	default void releaseKeepingFor(java.time.Duration keep) {
+		throw new UnsupportedOperationException(getClass().getName() + " cannot keep a lock after its release");
+	}
+
 }

@@ -75,6 +75,20 @@ public @interface DistributedLock {
 	String leaseTime() default "";
 
 	/**
+	 * How long the lock stays taken at least, counted from when it was acquired, in the same forms as
+	 * {@link #waitTime()}: when the method returns (or throws) sooner, its locks are not freed but
+	 * left to expire once that much time has passed since they were taken, unrenewed, even if this
+	 * instance stops meanwhile (ShedLock's {@code lockAtLeastFor}). For {@code @Scheduled} jobs that
+	 * must run once per tick across a cluster, with {@code waitTime = "0s"} and
+	 * {@code onFailure = SKIP}: an instance whose scheduler fires a little later finds the lock still
+	 * taken. Keep it below the period (the same thread may take its kept lock up again). Needs a
+	 * backend whose holds expire (Redis, Cluster, Redlock, the table lock; not ZooKeeper). Empty:
+	 * released when the method ends.
+	 * @return the minimum hold time text
+	 */
+	String holdAtLeast() default "";
+
+	/**
 	 * What happens when the lock is not acquired in time.
 	 * @return the policy
 	 */

@@ -222,7 +222,7 @@ final class DeferredLocking {
 			return;
 		}
 		try {
-			releaseQuietly(acquired.holds());
+			releaseQuietly(acquired.holds(), call.attribute(), acquired.acquiredAt());
 		}
 		finally {
 			if (!acquired.holds().isEmpty()) {
@@ -250,9 +250,20 @@ final class DeferredLocking {
 	}
 
 	private static void releaseQuietly(List<WorkHold> held) {
+		releaseQuietly(held, null, 0);
+	}
+
+	/** Releases in reverse order, each kept until the attribute's {@code holdAtLeast} has passed if it has one. */
+	private static void releaseQuietly(List<WorkHold> held, LockAttribute attribute, long acquiredAt) {
 		for (int i = held.size() - 1; i >= 0; i--) {
 			try {
-				held.get(i).release();
+				Duration keep = (attribute != null) ? attribute.keepAfter(acquiredAt) : Duration.ZERO;
+				if (keep.isNegative() || keep.isZero()) {
+					held.get(i).release();
+				}
+				else {
+					held.get(i).releaseKeepingFor(keep);
+				}
 			}
 			catch (RuntimeException ex) {
 				log.warn("Could not release lock '{}' at the end of the work it guarded: {}", held.get(i).lockName(),

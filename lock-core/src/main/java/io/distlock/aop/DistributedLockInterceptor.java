@@ -108,6 +108,12 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
 					+ " needs a LockRegistry bean and there is none; the method was not run. Configure Redis "
 					+ "(spring.data.redis.*) or declare a LockRegistry bean.");
 		}
+		if (attribute.holdAtLeast() != null && !locks.canKeepAfterUnlock()) {
+			throw new IllegalStateException("@DistributedLock " + attribute.description() + " sets holdAtLeast, but "
+					+ locks.getClass().getSimpleName() + " cannot keep a lock after its release (its holds do not "
+					+ "expire on their own, as ZooKeeper's last as long as the session); the method was not run. "
+					+ "Use a Redis, Redlock or table-lock registry, or drop holdAtLeast.");
+		}
 		if (attribute.deferred()) {
 			return this.deferred.invoke(invocation,
 					new DeferredLocking.Call(attribute, locks, names, wait, lease, context, target, arguments));
@@ -155,7 +161,7 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
 		}
 		finally {
 			LockContext.pop();
-			releaseAfterTransaction(held, failure, attribute.metricName(), acquiredAt);
+			releaseAfterTransaction(held, failure, attribute, acquiredAt);
 		}
 	}
 
@@ -263,22 +269,28 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
 	/**
 	 * Inside a running transaction the locks must outlive it: the next holder must see its commit.
 	 */
-	private void releaseAfterTransaction(List<DistLock> held, Throwable failure, String metricName, long acquiredAt) {
+	private void releaseAfterTransaction(List<DistLock> held, Throwable failure, LockAttribute attribute, long acquiredAt) {
 		if (TX_PRESENT && TransactionSynchronizationManager.isSynchronizationActive()) {
 			TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
 				@Override
 				public void afterCompletion(int status) {
-					releaseQuietly(held);
-					observeRelease(metricName, acquiredAt);
+					try {
+						release(held, null, attribute, acquiredAt);
+					}
+					catch (RuntimeException ex) {
+						log.warn("Could not release the locks of {} after its transaction: {}", attribute.description(),
+								ex.toString());
+					}
+					observeRelease(attribute.metricName(), acquiredAt);
 				}
 			});
 			return;
 		}
 		try {
-			release(held, failure);
+			release(held, failure, attribute, acquiredAt);
 		}
 		finally {
-			observeRelease(metricName, acquiredAt);
+			observeRelease(attribute.metricName(), acquiredAt);
 		}
 	}
 
@@ -288,14 +300,21 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
 	}
 
 	/**
-	 * Releases in reverse order. A lost hold is reported to the caller (the method's exclusivity is
-	 * in doubt), added to the method's own exception if it threw.
+	 * Releases in reverse order, each lock kept until {@code holdAtLeast} has passed if the method
+	 * sets one. A lost hold is reported to the caller (the method's exclusivity is in doubt), added to
+	 * the method's own exception if it threw.
 	 */
-	private static void release(List<DistLock> held, Throwable failure) {
+	private static void release(List<DistLock> held, Throwable failure, LockAttribute attribute, long acquiredAt) {
 		RuntimeException releaseFailure = null;
 		for (int i = held.size() - 1; i >= 0; i--) {
 			try {
-				held.get(i).unlock();
+				Duration keep = attribute.keepAfter(acquiredAt);
+				if (keep.isNegative() || keep.isZero()) {
+					held.get(i).unlock();
+				}
+				else {
+					held.get(i).unlockKeepingFor(keep);
+				}
 			}
 			catch (RuntimeException ex) {
 				if (releaseFailure == null) {

@@ -24,10 +24,19 @@ import io.distlock.annotation.OnLockFailure;
  * @param failureHandler the failure handler bean name, or empty
  * @param deferred whether the method returns work that ends later (a future, a Mono or Flux), whose
  * locks {@link DeferredLocking} holds until it ends
+ * @param holdAtLeast how long the locks stay taken at least from their acquisition, or {@code null}
  */
 record LockAttribute(Method method, String description, String name, List<Expression> keys, List<String> keyTexts,
 		Duration waitTime, Duration leaseTime, OnLockFailure onFailure, Expression fallback, String failureHandler,
-		boolean deferred) {
+		boolean deferred, Duration holdAtLeast) {
+
+	/**
+	 * @param acquiredAt when the locks were taken ({@link System#nanoTime()})
+	 * @return how much longer they must stay taken now: zero or negative when they can be freed
+	 */
+	Duration keepAfter(long acquiredAt) {
+		return (this.holdAtLeast != null) ? this.holdAtLeast.minusNanos(System.nanoTime() - acquiredAt) : Duration.ZERO;
+	}
 
 	/** @return the name metrics use: the annotation's name, else {@code SimpleClassName.method}, never a key */
 	String metricName() {

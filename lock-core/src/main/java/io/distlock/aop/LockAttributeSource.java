@@ -34,7 +34,7 @@ import io.distlock.annotation.DistributedLock;
 public final class LockAttributeSource {
 
 	private static final LockAttribute NONE = new LockAttribute(null, "", "", List.of(), List.of(), null, null, null,
-			null, "", false);
+			null, "", false, null);
 
 	private final Map<MethodClassKey, LockAttribute> cache = new ConcurrentHashMap<>(256);
 
@@ -100,10 +100,16 @@ public final class LockAttributeSource {
 			throw new InvalidLockAnnotationException("@DistributedLock on " + description + ": failureHandler '"
 					+ annotation.failureHandler() + "' is not a bean; declare a LockFailureHandler bean of that name", null);
 		}
+		Duration leaseTime = duration(description, "leaseTime", annotation.leaseTime(), false);
+		Duration holdAtLeast = duration(description, "holdAtLeast", annotation.holdAtLeast(), false);
+		if (holdAtLeast != null && leaseTime != null && holdAtLeast.compareTo(leaseTime) > 0) {
+			throw new InvalidLockAnnotationException("@DistributedLock on " + description + ": holdAtLeast '"
+					+ annotation.holdAtLeast() + "' is longer than leaseTime '" + annotation.leaseTime()
+					+ "', which ends every hold sooner; lengthen the lease or leave it to the watchdog", null);
+		}
 		return new LockAttribute(method, description, annotation.name(), List.copyOf(keys), List.of(annotation.key()),
-				duration(description, "waitTime", annotation.waitTime(), true),
-				duration(description, "leaseTime", annotation.leaseTime(), false), annotation.onFailure(), fallback,
-				annotation.failureHandler(), DeferredLocking.handles(method.getReturnType()));
+				duration(description, "waitTime", annotation.waitTime(), true), leaseTime, annotation.onFailure(),
+				fallback, annotation.failureHandler(), DeferredLocking.handles(method.getReturnType()), holdAtLeast);
 	}
 
 	private Expression parseExpression(String description, String attribute, String text) {

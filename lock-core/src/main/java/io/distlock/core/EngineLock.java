@@ -61,6 +61,11 @@ final class EngineLock implements DistLock {
 	}
 
 	@Override
+	public void unlockKeepingFor(Duration keep) {
+		this.engine.release(this.name, this.engine.currentOwner(), (keep != null) ? keep : Duration.ZERO);
+	}
+
+	@Override
 	public boolean isHeldByCurrentThread() {
 		return this.engine.isHeldBy(this.name, this.engine.currentOwner());
 	}

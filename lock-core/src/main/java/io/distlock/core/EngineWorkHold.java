@@ -1,5 +1,6 @@
 package io.distlock.core;
 
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.distlock.WorkHold;
@@ -39,6 +40,18 @@ final class EngineWorkHold implements WorkHold {
 		// Completion and cancellation can race to end the work: the hold is released once.
 		if (this.released.compareAndSet(false, true)) {
 			this.engine.release(this.name, this.owner);
+		}
+	}
+
+	@Override
+	public void releaseKeepingFor(Duration keep) {
+		if (LockEngine.isPositive(keep) && !this.engine.canKeepAfterUnlock()) {
+			// Refused before it counts as released, so that release() still frees the lock.
+			throw new UnsupportedOperationException("Lock '" + this.name + "' cannot be kept for " + keep
+					+ " after its release: its holds do not expire on their own; release() it instead");
+		}
+		if (this.released.compareAndSet(false, true)) {
+			this.engine.release(this.name, this.owner, keep);
 		}
 	}
 

@@ -46,6 +46,15 @@ public interface LockBackend extends AutoCloseable {
 	 */
 	Duration QUEUE_PLACE = Duration.ofSeconds(4);
 
+	/**
+	 * @return whether a hold ends by itself once its lease has run out without renewal. Backends whose
+	 * holds last as long as something else (a ZooKeeper session) answer {@code false}: a hold cannot
+	 * be kept for a while after its release there ({@link io.distlock.DistLock#unlockKeepingFor}).
+	 */
+	default boolean leasesExpire() {
+		return true;
+	}
+
 	/** @return whether this backend queues waiters and hands a released lock to the first of them */
 	default boolean queuesWaiters() {
 		return false;

@@ -20,6 +20,7 @@ import io.distlock.LockLostException;
 import io.distlock.LockRegistry;
 import io.distlock.LostHold;
 import io.distlock.core.LockBackend.Acquisition;
+import io.distlock.core.LockBackend.HoldRef;
 import io.distlock.core.LockBackend.Release;
 
 /**
@@ -603,11 +604,21 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 	}
 
 	void release(String name, String owner) {
+		release(name, owner, Duration.ZERO);
+	}
+
+	/**
+	 * Releases one hold level; the last level with a positive {@code keep} does not free the lock
+	 * but sets its lease to {@code keep} and stops renewing it, so that nobody else takes it before
+	 * that time has passed (a job that must not run twice within a period, however short its run).
+	 * @param keep how long the lock stays taken after the last release; zero or negative: freed now
+	 */
+	void release(String name, String owner, Duration keep) {
 		// A release must reach the backend whatever the caller's interrupt status (a method that
 		// restores the flag, the standard idiom, must not leak its lock); the flag is kept.
 		boolean interrupted = Thread.interrupted();
 		try {
-			releaseUninterruptibly(name, owner);
+			releaseUninterruptibly(name, owner, keep);
 		}
 		finally {
 			if (interrupted) {
@@ -616,7 +627,13 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 		}
 	}
 
-	private void releaseUninterruptibly(String name, String owner) {
+	private void releaseUninterruptibly(String name, String owner, Duration keep) {
+		if (isPositive(keep) && !this.backend.leasesExpire()) {
+			// Checked before anything changes: the caller still holds the lock and can unlock it plainly.
+			throw new UnsupportedOperationException("Lock '" + name + "' cannot be kept for " + keep
+					+ " after its release: holds of " + this.backend.description()
+					+ " do not expire on their own; unlock() it instead");
+		}
 		HoldKey key = new HoldKey(name, owner);
 		Hold hold = this.holds.get(key);
 		if (hold == null) {
@@ -643,11 +660,13 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 			cleanUpLostHold(hold);
 			throw new LockLostException(markLost(hold, "its explicit lease ran out before unlock"));
 		}
+		boolean keeping = held == 1 && isPositive(keep);
 		Release result;
 		try {
 			// Bounded by the lease: past it the hold is gone anyway, and the caller must not hang on a dead backend.
-			result = this.backend.release(name, owner, held, hold.holdId, hold.token,
-					Hold.waitWithin(List.of(hold), System.nanoTime()).plus(RELEASE_MIN_WAIT));
+			Duration within = Hold.waitWithin(List.of(hold), System.nanoTime()).plus(RELEASE_MIN_WAIT);
+			result = keeping ? keepFor(hold, keep, within)
+					: this.backend.release(name, owner, held, hold.holdId, hold.token, within);
 		}
 		catch (RuntimeException ex) {
 			// Whether the release reached the backend is unknown. Renewing on would keep the lock
@@ -660,7 +679,7 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 					: new LockBackendException(name, "Lock '" + name + "': the release failed ("
 							+ this.backend.explain(ex) + "); " + what + ".", ex);
 		}
-		if (result == Release.RELEASED) {
+		if (result == Release.RELEASED && !keeping) {
 			this.waits.releasedLocally(name);
 		}
 		else if (result == Release.NOT_HELD) {
@@ -672,6 +691,23 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 			throw new LockLostException(lost);
 		}
 		dropOneLevel(key, hold, held);
+	}
+
+	/**
+	 * Leaves the hold to expire after {@code keep} instead of freeing it. Runs on the watchdog's
+	 * thread, after any renewal already under way, which would otherwise set the longer lease again
+	 * after this one; the hold is already marked as releasing, so no later renewal picks it up.
+	 * @return {@link Release#RELEASED} if the lease was set, {@link Release#NOT_HELD} if the hold was gone
+	 */
+	private Release keepFor(Hold hold, Duration keep, Duration within) {
+		List<HoldRef> ref = List.of(new HoldRef(hold.name, hold.owner));
+		boolean kept = this.watchdog.serially(() -> this.backend.renew(ref, keep, within).get(0));
+		return kept ? Release.RELEASED : Release.NOT_HELD;
+	}
+
+	@Override
+	public boolean canKeepAfterUnlock() {
+		return this.backend.leasesExpire();
 	}
 
 	boolean isHeldBy(String name, String owner) {
@@ -777,6 +813,11 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 
 	private void renewalFailed(List<Hold> holds, RuntimeException cause) {
 		this.listeners.renewalFailed(holds.stream().map(hold -> hold.name).toList(), cause);
+	}
+
+	/** {@code Duration.isPositive()}, which Java 17 lacks. */
+	static boolean isPositive(Duration duration) {
+		return !duration.isNegative() && !duration.isZero();
 	}
 
 	static long saturatedNanos(Duration duration) {

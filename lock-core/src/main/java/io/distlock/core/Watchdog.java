@@ -4,7 +4,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -185,6 +188,49 @@ final class Watchdog implements AutoCloseable {
 		}
 		catch (RejectedExecutionException closed) {
 			log.debug("Watchdog closed; the lease of lock '{}' handed to {} is not extended", hold.name, hold.owner);
+		}
+	}
+
+	/**
+	 * Runs {@code call} on the watchdog's thread, after any renewal in flight: a lease that must get
+	 * shorter (a hold kept for a while after its owner is done) is set after the last renewal, never
+	 * overwritten by one that was already under way.
+	 * @param call what to run; its failure is rethrown here
+	 * @return what it returned
+	 */
+	<T> T serially(Callable<T> call) {
+		Future<T> result;
+		try {
+			result = this.scheduler.submit(call);
+		}
+		catch (RejectedExecutionException closed) {
+			throw new IllegalStateException("The lock registry is closed", closed);
+		}
+		boolean interrupted = false;
+		try {
+			while (true) {
+				try {
+					return result.get();
+				}
+				catch (InterruptedException ex) {
+					// Like a release, this must reach the backend whatever the caller's interrupt status.
+					interrupted = true;
+				}
+				catch (ExecutionException ex) {
+					if (ex.getCause() instanceof RuntimeException runtime) {
+						throw runtime;
+					}
+					if (ex.getCause() instanceof Error error) {
+						throw error;
+					}
+					throw new IllegalStateException(ex.getCause());
+				}
+			}
+		}
+		finally {
+			if (interrupted) {
+				Thread.currentThread().interrupt();
+			}
 		}
 	}
 

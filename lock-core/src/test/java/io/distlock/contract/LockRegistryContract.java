@@ -19,6 +19,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import org.junit.jupiter.api.Timeout;
@@ -353,6 +354,45 @@ public abstract class LockRegistryContract {
 		awaitLeaseGoneEverywhere(client, "leased");
 		assertThatThrownBy(mine::unlock).isInstanceOf(LockLostException.class).hasMessageContaining("leased");
 		assertThat(mine.getHoldCount()).isZero();
+	}
+
+	@Test
+	void aLockKeptAfterUnlockStaysTakenUntilItsTimeHasPassed() throws Exception {
+		LockRegistry client = newClient(SHORT_WATCHDOG);
+		Assumptions.assumeTrue(client.canKeepAfterUnlock(), "this backend's holds do not expire on their own");
+		List<LostHold> lost = new CopyOnWriteArrayList<>();
+		LockRegistry keeping = newClient(SHORT_WATCHDOG, lost::add);
+		DistLock mine = keeping.getLock("kept");
+		DistLock theirs = client.getLock("kept");
+		mine.lock();
+		mine.lock();
+		// Longer than the watchdog's lease: a renewal after the unlock would be seen as a hold that outlives it.
+		Duration keep = SHORT_WATCHDOG.multipliedBy(3);
+		long keptAt = System.nanoTime();
+		mine.unlockKeepingFor(keep);
+		assertThat(mine.getHoldCount()).as("an inner level is released as by unlock()").isEqualTo(1);
+		mine.unlockKeepingFor(keep);
+		assertThat(mine.getHoldCount()).isZero();
+		assertThat(keeping.heldLocks()).isEmpty();
+
+		assertThat(otherThreadTryLock(theirs)).as("kept after the last unlock").isFalse();
+		assertThat(otherThreadTryLock(theirs, Duration.ofSeconds(10))).isTrue();
+		assertThat(Duration.ofNanos(System.nanoTime() - keptAt)).isGreaterThan(keep.minusMillis(200));
+		assertThat(lost).as("a kept lock is not renewed, so nothing finds it gone").isEmpty();
+	}
+
+	@Test
+	void aLockKeptAfterItWasLostSaysSo() throws Exception {
+		LockRegistry client = newClient();
+		Assumptions.assumeTrue(client.canKeepAfterUnlock(), "this backend's holds do not expire on their own");
+		DistLock mine = client.getLock("kept-lost");
+		DistLock theirs = newClient().getLock("kept-lost");
+		mine.lock(Duration.ofMillis(300));
+		assertThat(otherThreadTryLock(theirs, Duration.ofSeconds(5))).as("taken by another once the lease ran out").isTrue();
+		awaitLeaseGoneEverywhere(client, "kept-lost");
+		assertThatThrownBy(() -> mine.unlockKeepingFor(Duration.ofSeconds(5))).isInstanceOf(LockLostException.class);
+		assertThat(mine.getHoldCount()).isZero();
+		assertThat(otherThreadTryLock(theirs)).as("nothing was kept").isTrue();
 	}
 
 	@Test
