@@ -13,14 +13,16 @@ import org.springframework.core.Ordered;
 import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.MapPropertySource;
 
+import io.distlock.embedded.RedisServerBinary;
 import io.distlock.embedded.RedisServerProcess;
 
 /**
- * Gives the sample a Redis without any set-up. With {@code spring.data.redis.*} configured, that
+ * Gives the sample a Redis without any set-up. A Redis on {@code localhost:6379} is used if one
+ * answers, else a {@code redis-server} is started there (or on a free port), so that a second
+ * instance started the same way shares it. {@code --spring.data.redis.port=6390} alone (no other
+ * host) does the same on that port. With a remote host, a URL, Cluster or Sentinel configured, that
  * server is used and nothing else happens: falling back silently would give each instance a
- * private Redis, and private locks protect nothing. Otherwise a Redis on {@code localhost:6379} is
- * used if one answers, else a {@code redis-server} is started there (or on a free port), so that a
- * second instance started the same way shares it.
+ * private Redis, and private locks protect nothing.
  */
 public class EmbeddedRedisEnvironmentPostProcessor implements EnvironmentPostProcessor, Ordered {
 
@@ -49,6 +51,16 @@ public class EmbeddedRedisEnvironmentPostProcessor implements EnvironmentPostPro
 			}
 			return;
 		}
+		if (onlyLocalPortConfigured(environment)) {
+			int port = environment.getProperty("spring.data.redis.port", Integer.class);
+			if (answersPing(port)) {
+				this.log.info("Using the Redis already running on localhost:" + port);
+			}
+			else {
+				useEmbedded(environment, RedisServerProcess.startOn(port));
+			}
+			return;
+		}
 		if (redisConfigured(environment)) {
 			this.log.info("Using the configured Redis (spring.data.redis.*)");
 			return;
@@ -63,8 +75,31 @@ public class EmbeddedRedisEnvironmentPostProcessor implements EnvironmentPostPro
 	private void useEmbedded(ConfigurableEnvironment environment, RedisServerProcess server) {
 		Runtime.getRuntime().addShutdownHook(new Thread(server::close, "embedded-redis-stop"));
 		pointAt(environment, server.host(), server.port());
-		this.log.info("Started an embedded redis-server on " + server.host() + ":" + server.port()
-				+ " for this sample; set spring.data.redis.host/port to use your own Redis");
+		// Logged here, through the deferred log, so that it is seen once logging is set up.
+		this.log.info("Started an embedded redis-server " + version(server) + " (" + RedisServerBinary.find() + ") on "
+				+ server.host() + ":" + server.port() + " for this sample; set spring.data.redis.host to use your own Redis");
+	}
+
+	private static String version(RedisServerProcess server) {
+		for (String line : server.query("INFO", "server").split("\r?\n")) {
+			if (line.startsWith("redis_version:")) {
+				return line.substring("redis_version:".length()).trim();
+			}
+		}
+		return "(version unknown)";
+	}
+
+	/**
+	 * A port given on its own means "the sample's Redis on this port", as for the default one; a host
+	 * that is not this machine, a URL, Cluster or Sentinel means somebody else's server.
+	 */
+	static boolean onlyLocalPortConfigured(ConfigurableEnvironment environment) {
+		String host = environment.getProperty("spring.data.redis.host", "localhost");
+		return environment.containsProperty("spring.data.redis.port")
+				&& (host.equals("localhost") || host.equals("127.0.0.1") || host.equals("::1"))
+				&& !environment.containsProperty("spring.data.redis.url")
+				&& !environment.containsProperty("spring.data.redis.cluster.nodes")
+				&& !environment.containsProperty("spring.data.redis.sentinel.master");
 	}
 
 	private static void pointAt(ConfigurableEnvironment environment, String host, int port) {

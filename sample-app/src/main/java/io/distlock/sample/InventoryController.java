@@ -13,6 +13,7 @@ import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
 import io.distlock.LockAcquisitionException;
+import io.distlock.LockBackendException;
 
 /**
  * HTTP face of the inventory: set and read the stock, sell one (locked) or sell one unprotected.
@@ -49,8 +50,10 @@ class InventoryController {
 
 	@ExceptionHandler(LockAcquisitionException.class)
 	ResponseEntity<Map<String, Object>> busy(LockAcquisitionException ex) {
+		// A Redis that cannot be reached is not a busy lock: say which it was.
+		String error = (ex.getCause() instanceof LockBackendException) ? "lock-backend-unavailable" : "lock-timeout";
 		return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE)
-			.body(Map.of("sold", false, "error", "lock-timeout", "message", ex.getMessage()));
+			.body(Map.of("sold", false, "error", error, "message", ex.getMessage()));
 	}
 
 	@ExceptionHandler(InventoryService.StaleLockException.class)
