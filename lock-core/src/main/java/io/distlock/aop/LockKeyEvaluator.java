@@ -116,7 +116,30 @@ final class LockKeyEvaluator {
 					+ " evaluated to " + ((value == null) ? "null" : "a blank string")
 					+ "; the method was not run. Pass a non-null argument or fix the expression.");
 		}
-		return attribute.name().isEmpty() ? key : attribute.name() + ":" + key;
+		String name = attribute.name().isEmpty() ? key : attribute.name() + ":" + key;
+		int unpaired = unpairedSurrogate(name);
+		if (unpaired >= 0) {
+			// The registry refuses it too, but without naming the method.
+			throw new IllegalArgumentException("@DistributedLock key '" + text + "' of " + attribute.description()
+					+ " evaluated to a text with an unpaired surrogate (\\u" + String.format("%04X", (int) name.charAt(unpaired))
+					+ ") at index " + unpaired + ", which has no UTF-8 form: it would be the same lock as other keys. "
+					+ "The method was not run.");
+		}
+		return name;
+	}
+
+	/** @return the index of the first surrogate that is not half of a pair, or -1 */
+	private static int unpairedSurrogate(String text) {
+		for (int i = 0; i < text.length(); i++) {
+			char c = text.charAt(i);
+			if (Character.isHighSurrogate(c) && i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1))) {
+				i++;
+			}
+			else if (Character.isSurrogate(c)) {
+				return i;
+			}
+		}
+		return -1;
 	}
 
 	private static IllegalArgumentException noStableForm(LockAttribute attribute, String text,
