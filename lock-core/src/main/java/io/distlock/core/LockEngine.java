@@ -701,7 +701,10 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 	 */
 	private Release keepFor(Hold hold, Duration keep, Duration within) {
 		List<HoldRef> ref = List.of(new HoldRef(hold.name, hold.owner));
-		boolean kept = this.watchdog.serially(() -> this.backend.renew(ref, keep, within).get(0));
+		// Below a millisecond a lease of 0 would free the lock without waking anyone.
+		Duration lease = (keep.toMillis() < 1) ? Duration.ofMillis(1) : keep;
+		boolean kept = this.watchdog.serially(() -> this.backend.renew(ref, lease, within).get(0),
+				within.plus(RELEASE_MIN_WAIT));
 		return kept ? Release.RELEASED : Release.NOT_HELD;
 	}
 

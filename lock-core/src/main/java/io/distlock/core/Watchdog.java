@@ -5,12 +5,14 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiConsumer;
 import java.util.function.Supplier;
@@ -49,6 +51,9 @@ final class Watchdog implements AutoCloseable {
 
 	private final AtomicLong failedRenewals = new AtomicLong();
 
+	/** The watchdog's thread, once started. */
+	private volatile Thread thread;
+
 	/** Whether the last renewal failed: an outage is warned about once, not at every tick. */
 	private volatile boolean failing;
 
@@ -64,6 +69,7 @@ final class Watchdog implements AutoCloseable {
 		this.scheduler = Executors.newSingleThreadScheduledExecutor(runnable -> {
 			Thread thread = new Thread(runnable, "distlock-watchdog-" + clientId.substring(0, Math.min(8, clientId.length())));
 			thread.setDaemon(true);
+			this.thread = thread;
 			return thread;
 		});
 		long period = Math.max(1, lease.toMillis() / 3);
@@ -196,9 +202,21 @@ final class Watchdog implements AutoCloseable {
 	 * shorter (a hold kept for a while after its owner is done) is set after the last renewal, never
 	 * overwritten by one that was already under way.
 	 * @param call what to run; its failure is rethrown here
+	 * @param within how long to wait for it to end, queue included
 	 * @return what it returned
 	 */
-	<T> T serially(Callable<T> call) {
+	<T> T serially(Callable<T> call, Duration within) {
+		if (Thread.currentThread() == this.thread) {
+			try {
+				return call.call();
+			}
+			catch (RuntimeException ex) {
+				throw ex;
+			}
+			catch (Exception ex) {
+				throw new IllegalStateException(ex);
+			}
+		}
 		Future<T> result;
 		try {
 			result = this.scheduler.submit(call);
@@ -206,15 +224,23 @@ final class Watchdog implements AutoCloseable {
 		catch (RejectedExecutionException closed) {
 			throw new IllegalStateException("The lock registry is closed", closed);
 		}
+		long deadline = System.nanoTime() + LockEngine.saturatedNanos(within);
 		boolean interrupted = false;
 		try {
 			while (true) {
 				try {
-					return result.get();
+					return result.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
 				}
 				catch (InterruptedException ex) {
 					// Like a release, this must reach the backend whatever the caller's interrupt status.
 					interrupted = true;
+				}
+				catch (TimeoutException ex) {
+					result.cancel(false);
+					throw new IllegalStateException("The backend did not answer within " + within.toMillis() + " ms");
+				}
+				catch (CancellationException ex) {
+					throw new IllegalStateException("The lock registry was closed", ex);
 				}
 				catch (ExecutionException ex) {
 					if (ex.getCause() instanceof RuntimeException runtime) {
@@ -236,7 +262,12 @@ final class Watchdog implements AutoCloseable {
 
 	@Override
 	public void close() {
-		this.scheduler.shutdownNow();
+		for (Runnable pending : this.scheduler.shutdownNow()) {
+			// A caller of serially() waits for its task: tell it the task will never run.
+			if (pending instanceof Future<?> future) {
+				future.cancel(false);
+			}
+		}
 	}
 
 	/** Marks a hold lost. */

@@ -382,6 +382,16 @@ public final class ZooKeeperLockBackend implements LockBackend {
 	/** Nodes whose lease ran out but could not be deleted at the time; retried on reconnection. */
 	private final Set<Held> undeleted = ConcurrentHashMap.newKeySet();
 
+	/**
+	 * A hold here ends with its session as well as with its lease: a process that stops, or a
+	 * registry that closes its own client, deletes its nodes at once. A lock kept after its release
+	 * ({@code holdAtLeast}) would not outlive the instance that keeps it, so it is refused.
+	 */
+	@Override
+	public boolean leasesExpire() {
+		return false;
+	}
+
 	// Renewing
 
 	@Override
