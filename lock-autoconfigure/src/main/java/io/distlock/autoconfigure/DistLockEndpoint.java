@@ -2,6 +2,8 @@ package io.distlock.autoconfigure;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -19,37 +21,45 @@ import io.distlock.LockRegistryStats;
 @Endpoint(id = "distlock")
 public class DistLockEndpoint {
 
-	private final LockRegistryStats stats;
+	private final LockRegistries registries;
 
-	DistLockEndpoint(LockRegistryStats stats) {
-		this.stats = stats;
+	DistLockEndpoint(LockRegistries registries) {
+		this.registries = registries;
 	}
 
 	/** @return this instance's holds and waiters */
 	@ReadOperation
 	public LocksDescriptor locks() {
-		List<HoldDescriptor> holds = this.stats.heldLocks().stream().map(this::describe).toList();
-		return new LocksDescriptor(holds, this.stats.waiters());
+		List<HoldDescriptor> holds = new ArrayList<>();
+		Map<String, Integer> waiters = new LinkedHashMap<>();
+		this.registries.all().forEach((registry, stats) -> {
+			stats.heldLocks().forEach(hold -> holds.add(describe(registry, stats, hold)));
+			// The default registry's lock names as they are; another registry's behind its name.
+			String prefix = LockRegistries.DEFAULT.equals(registry) ? "" : registry + "/";
+			stats.waiters().forEach((lock, count) -> waiters.put(prefix + lock, count));
+		});
+		return new LocksDescriptor(holds, waiters);
 	}
 
-	private HoldDescriptor describe(HoldInfo hold) {
+	private HoldDescriptor describe(String registry, LockRegistryStats stats, HoldInfo hold) {
 		Duration leaseLeft;
 		try {
-			leaseLeft = this.stats.remainingLease(hold.lockName());
+			leaseLeft = stats.remainingLease(hold.lockName());
 		}
 		catch (RuntimeException unreachable) {
 			leaseLeft = null;
 		}
 		return new HoldDescriptor(hold.logicalName(), hold.lockName(), hold.threadName(), hold.origin(), hold.since(), leaseLeft,
 				hold.renewals(), (hold.fencingToken() >= 0) ? hold.fencingToken() : null, hold.holdCount(),
-				hold.watchdog(), hold.lost());
+				hold.watchdog(), hold.lost(), registry);
 	}
 
 	/**
 	 * What the endpoint answers.
 	 *
 	 * @param holds the locks held by this instance's threads
-	 * @param waiters per lock name, how many threads wait for it
+	 * @param waiters per lock name, how many threads wait for it (names of a registry other than the
+	 * default one start with its name and {@code /})
 	 */
 	public record LocksDescriptor(List<HoldDescriptor> holds, Map<String, Integer> waiters) {
 	}
@@ -68,9 +78,10 @@ public class DistLockEndpoint {
 	 * @param holdCount reentrant holds
 	 * @param watchdog whether the watchdog renews it
 	 * @param lost whether it is known to be lost
+	 * @param registry the registry it is held in: {@code default}, or the registry's bean name
 	 */
 	public record HoldDescriptor(String name, String lock, String thread, String method, Instant heldSince, Duration leaseLeft,
-			long renewals, Long fencingToken, int holdCount, boolean watchdog, boolean lost) {
+			long renewals, Long fencingToken, int holdCount, boolean watchdog, boolean lost, String registry) {
 	}
 
 }

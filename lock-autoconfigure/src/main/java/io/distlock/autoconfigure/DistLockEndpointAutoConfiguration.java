@@ -5,6 +5,8 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.Bean;
 
 import io.distlock.LockRegistryStats;
@@ -20,8 +22,8 @@ public class DistLockEndpointAutoConfiguration {
 	@ConditionalOnMissingBean
 	@ConditionalOnBean(LockRegistryStats.class)
 	@ConditionalOnAvailableEndpoint(endpoint = DistLockEndpoint.class)
-	DistLockEndpoint distLockEndpoint(LockRegistryStats stats) {
-		return new DistLockEndpoint(stats);
+	DistLockEndpoint distLockEndpoint(ListableBeanFactory beanFactory, ObjectProvider<LockRegistryStats> defaultStats) {
+		return new DistLockEndpoint(new LockRegistries(beanFactory, defaultStats));
 	}
 
 }

@@ -6,6 +6,8 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.Bean;
 
 import io.distlock.LockRegistryStats;
@@ -21,8 +23,9 @@ public class DistLockHealthContributorAutoConfiguration {
 	@Bean(name = "distlockHealthIndicator")
 	@ConditionalOnMissingBean(name = "distlockHealthIndicator")
 	@ConditionalOnBean(LockRegistryStats.class)
-	DistLockHealthIndicator distlockHealthIndicator(LockRegistryStats stats) {
-		return new DistLockHealthIndicator(stats);
+	DistLockHealthIndicator distlockHealthIndicator(ListableBeanFactory beanFactory,
+			ObjectProvider<LockRegistryStats> defaultStats) {
+		return new DistLockHealthIndicator(new LockRegistries(beanFactory, defaultStats));
 	}
 
 }

@@ -3,6 +3,7 @@ package io.distlock.autoconfigure;
 import java.time.Duration;
 import java.util.Locale;
 
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -29,7 +30,9 @@ import io.micrometer.core.instrument.binder.MeterBinder;
  * {@code distlock.holds.lost} (counters).</li>
  * </ul>
  * The {@code lock} tag is the annotation's {@code name}, or {@code SimpleClassName.method}: never
- * the resolved key, so per-order keys cannot explode the number of series.
+ * the resolved key, so per-order keys cannot explode the number of series. Every meter is also
+ * tagged {@code registry}: {@code default} for the application's registry, the bean name for the
+ * others ({@code @DistributedLock(registry = ...)}).
  */
 @AutoConfiguration(after = DistLockAutoConfiguration.class)
 @ConditionalOnClass(MeterRegistry.class)
@@ -37,25 +40,32 @@ public class DistLockMetricsAutoConfiguration {
 
 	@Bean
 	@ConditionalOnBean(LockRegistryStats.class)
-	MeterBinder distLockRegistryMeters(LockRegistryStats stats) {
-		return registry -> {
+	MeterBinder distLockRegistryMeters(ListableBeanFactory beanFactory, ObjectProvider<LockRegistryStats> defaultStats) {
+		LockRegistries registries = new LockRegistries(beanFactory, defaultStats);
+		return meters -> registries.all().forEach((name, stats) -> {
 			Gauge.builder("distlock.holds.active", stats, LockRegistryStats::activeHolds)
 				.description("Locks held by this instance's threads now")
-				.register(registry);
+				.tag("registry", name)
+				.register(meters);
 			Gauge.builder("distlock.waiters", stats, LockRegistryStats::waitingThreads)
 				.description("Threads of this instance waiting for a lock now")
-				.register(registry);
+				.tag("registry", name)
+				.register(meters);
 			FunctionCounter.builder("distlock.watchdog.renewals", stats, LockRegistryStats::watchdogRenewals)
 				.description("Leases renewed by the watchdog")
-				.register(registry);
+				.tag("registry", name)
+				.register(meters);
 			FunctionCounter.builder("distlock.watchdog.failures", stats, LockRegistryStats::watchdogRenewalFailures)
 				.description("Lease renewals that failed because the backend could not be reached")
-				.register(registry);
+				.tag("registry", name)
+				.register(meters);
 			FunctionCounter.builder("distlock.holds.lost", stats, LockRegistryStats::lostHolds)
 				.description("Holds lost before their owner released them")
-				.register(registry);
-		};
+				.tag("registry", name)
+				.register(meters);
+		});
 	}
+
 
 	@Bean
 	DistributedLockObserver distLockMetricsObserver(ObjectProvider<MeterRegistry> registries) {
@@ -73,9 +83,15 @@ public class DistLockMetricsAutoConfiguration {
 
 		@Override
 		public void acquisition(String lockName, Outcome outcome, Duration waited) {
+			acquisition(lockName, LockRegistries.DEFAULT, outcome, waited);
+		}
+
+		@Override
+		public void acquisition(String lockName, String lockRegistry, Outcome outcome, Duration waited) {
 			this.registries.forEach(registry -> Timer.builder("distlock.acquire")
 				.description("Time @DistributedLock methods took to acquire their locks")
 				.tag("lock", lockName)
+				.tag("registry", lockRegistry)
 				.tag("outcome", outcome.name().toLowerCase(Locale.ROOT))
 				.register(registry)
 				.record(waited));
@@ -83,9 +99,15 @@ public class DistLockMetricsAutoConfiguration {
 
 		@Override
 		public void released(String lockName, Duration heldFor) {
+			released(lockName, LockRegistries.DEFAULT, heldFor);
+		}
+
+		@Override
+		public void released(String lockName, String lockRegistry, Duration heldFor) {
 			this.registries.forEach(registry -> Timer.builder("distlock.held")
 				.description("Time @DistributedLock methods held their locks")
 				.tag("lock", lockName)
+				.tag("registry", lockRegistry)
 				.register(registry)
 				.record(heldFor));
 		}

@@ -189,6 +189,10 @@ public class DistLockProperties implements InitializingBean {
 					"Set distlock.restart-grace to a duration such as 30s, to 0 to turn it off, or remove it to use the "
 							+ "watchdog timeout.");
 		}
+		requireCountable("distlock.wait-time", this.waitTime);
+		requireCountable("distlock.lease-time", this.leaseTime);
+		requireCountable("distlock.watchdog.timeout", timeout);
+		requireCountable("distlock.restart-grace", this.restartGrace);
 		this.redlock.validate();
 		if (this.backend == Backend.JDBC && this.redlock.isConfigured()) {
 			throw new InvalidDistLockPropertyException("distlock.backend", this.backend,
@@ -210,6 +214,20 @@ public class DistLockProperties implements InitializingBean {
 					"must be set when distlock.watchdog.enabled=false, or @DistributedLock methods would hold their "
 							+ "locks with no expiry",
 					"Set distlock.lease-time (e.g. 30s) longer than your slowest locked method, or re-enable the watchdog.");
+		}
+	}
+
+	/**
+	 * The lock engine counts waits and leases in nanoseconds, which a {@code long} holds for 292
+	 * years; past that every acquisition failed with "long overflow" long after start-up.
+	 */
+	private static final Duration LONGEST = Duration.ofDays(36_500);
+
+	private static void requireCountable(String property, Duration value) {
+		if (value != null && value.compareTo(LONGEST) > 0) {
+			throw new InvalidDistLockPropertyException(property, value,
+					"must be at most 36500d (100 years); the lock engine counts time in nanoseconds",
+					"Set " + property + " to a duration such as 30s.");
 		}
 	}
 

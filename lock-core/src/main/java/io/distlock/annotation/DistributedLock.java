@@ -89,6 +89,17 @@ public @interface DistributedLock {
 	String holdAtLeast() default "";
 
 	/**
+	 * The name of the {@link io.distlock.LockRegistry} bean to lock with, for the few methods that
+	 * need another backend than the application's default one (e.g. Redlock or the table lock where
+	 * a lock must survive a Redis failover). Declare such a registry as
+	 * {@code @Bean(defaultCandidate = false)} so that it neither replaces the auto-configured default
+	 * nor is injected where a plain {@code LockRegistry} is asked for. A name that is not a
+	 * {@code LockRegistry} bean stops start-up, naming the method. Empty: the default registry.
+	 * @return the registry bean name, or empty
+	 */
+	String registry() default "";
+
+	/**
 	 * What happens when the lock is not acquired in time.
 	 * @return the policy
 	 */

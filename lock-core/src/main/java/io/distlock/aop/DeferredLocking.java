@@ -226,7 +226,7 @@ final class DeferredLocking {
 		}
 		finally {
 			if (!acquired.holds().isEmpty()) {
-				this.interceptor.observeRelease(call.attribute().metricName(), acquired.acquiredAt());
+				this.interceptor.observeRelease(call.attribute(), acquired.acquiredAt());
 			}
 		}
 	}
@@ -237,7 +237,8 @@ final class DeferredLocking {
 
 	private void observeAcquisition(Call call, DistributedLockObserver.Outcome outcome, long start) {
 		Duration waited = Duration.ofNanos(System.nanoTime() - start);
-		this.interceptor.observe(observer -> observer.acquisition(call.attribute().metricName(), outcome, waited));
+		this.interceptor.observe(observer -> observer.acquisition(call.attribute().metricName(),
+				call.attribute().registryName(), outcome, waited));
 	}
 
 	static ThreadFactory daemon(String prefix) {

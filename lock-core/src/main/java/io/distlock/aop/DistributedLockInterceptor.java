@@ -102,7 +102,8 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
 		Duration wait = (attribute.waitTime() != null) ? attribute.waitTime() : defaults.waitTime();
 		Duration lease = (attribute.leaseTime() != null) ? attribute.leaseTime() : defaults.leaseTime();
 
-		LockRegistry locks = this.registry.getIfAvailable();
+		LockRegistry locks = attribute.registry().isEmpty() ? this.registry.getIfAvailable()
+				: this.beanFactory.getBean(attribute.registry(), LockRegistry.class);
 		if (locks == null) {
 			throw new IllegalStateException("@DistributedLock " + attribute.description()
 					+ " needs a LockRegistry bean and there is none; the method was not run. Configure Redis "
@@ -135,19 +136,20 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
 			// but the locks taken so far must not stay held, renewed by the watchdog, with no one to release them.
 			releaseQuietly(held);
 			Duration waited = Duration.ofNanos(System.nanoTime() - start);
-			observe(observer -> observer.acquisition(attribute.metricName(), DistributedLockObserver.Outcome.FAILED,
-					waited));
+			observe(observer -> observer.acquisition(attribute.metricName(), attribute.registryName(),
+					DistributedLockObserver.Outcome.FAILED, waited));
 			throw ex;
 		}
 		Duration waited = Duration.ofNanos(System.nanoTime() - start);
 		if (tokens == null) {
 			releaseQuietly(held);
-			observe(observer -> observer.acquisition(attribute.metricName(),
+			observe(observer -> observer.acquisition(attribute.metricName(), attribute.registryName(),
 					(cause == null) ? DistributedLockObserver.Outcome.TIMED_OUT : DistributedLockObserver.Outcome.FAILED,
 					waited));
 			return onFailure(attribute, new LockFailure(names, method, target, arguments, waited, cause), context);
 		}
-		observe(observer -> observer.acquisition(attribute.metricName(), DistributedLockObserver.Outcome.ACQUIRED, waited));
+		observe(observer -> observer.acquisition(attribute.metricName(), attribute.registryName(),
+				DistributedLockObserver.Outcome.ACQUIRED, waited));
 		long acquiredAt = System.nanoTime();
 
 		LockContext.push(tokens);
@@ -281,7 +283,7 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
 						log.warn("Could not release the locks of {} after its transaction: {}", attribute.description(),
 								ex.toString());
 					}
-					observeRelease(attribute.metricName(), acquiredAt);
+					observeRelease(attribute, acquiredAt);
 				}
 			});
 			return;
@@ -290,13 +292,13 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
 			release(held, failure, attribute, acquiredAt);
 		}
 		finally {
-			observeRelease(attribute.metricName(), acquiredAt);
+			observeRelease(attribute, acquiredAt);
 		}
 	}
 
-	void observeRelease(String metricName, long acquiredAt) {
+	void observeRelease(LockAttribute attribute, long acquiredAt) {
 		Duration heldFor = Duration.ofNanos(System.nanoTime() - acquiredAt);
-		observe(observer -> observer.released(metricName, heldFor));
+		observe(observer -> observer.released(attribute.metricName(), attribute.registryName(), heldFor));
 	}
 
 	/**

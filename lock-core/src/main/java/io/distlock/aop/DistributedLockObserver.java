@@ -24,6 +24,28 @@ public interface DistributedLockObserver {
 	 */
 	void released(String lockName, Duration heldFor);
 
+	/**
+	 * One acquisition finished, through the named registry; by default as
+	 * {@link #acquisition(String, Outcome, Duration)}.
+	 * @param lockName the logical lock name
+	 * @param registry the registry's bean name, or {@code default} for the application's default one
+	 * @param outcome how it ended
+	 * @param waited how long it took
+	 */
+	default void acquisition(String lockName, String registry, Outcome outcome, Duration waited) {
+		acquisition(lockName, outcome, waited);
+	}
+
+	/**
+	 * A method released its locks, of the named registry; by default as {@link #released(String, Duration)}.
+	 * @param lockName the logical lock name
+	 * @param registry the registry's bean name, or {@code default}
+	 * @param heldFor from acquisition to release
+	 */
+	default void released(String lockName, String registry, Duration heldFor) {
+		released(lockName, heldFor);
+	}
+
 	/** How an acquisition ended. */
 	enum Outcome {
 

@@ -25,10 +25,19 @@ import io.distlock.annotation.OnLockFailure;
  * @param deferred whether the method returns work that ends later (a future, a Mono or Flux), whose
  * locks {@link DeferredLocking} holds until it ends
  * @param holdAtLeast how long the locks stay taken at least from their acquisition, or {@code null}
+ * @param registry the name of the registry bean to lock with, or empty for the default one
  */
 record LockAttribute(Method method, String description, String name, List<Expression> keys, List<String> keyTexts,
 		Duration waitTime, Duration leaseTime, OnLockFailure onFailure, Expression fallback, String failureHandler,
-		boolean deferred, Duration holdAtLeast) {
+		boolean deferred, Duration holdAtLeast, String registry) {
+
+	/** The registry name metrics and the endpoint show for the default registry. */
+	static final String DEFAULT_REGISTRY = "default";
+
+	/** @return the registry's name for metrics: the bean name, or {@value #DEFAULT_REGISTRY} */
+	String registryName() {
+		return this.registry.isEmpty() ? DEFAULT_REGISTRY : this.registry;
+	}
 
 	/**
 	 * @param acquiredAt when the locks were taken ({@link System#nanoTime()})

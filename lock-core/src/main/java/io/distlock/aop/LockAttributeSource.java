@@ -23,6 +23,7 @@ import org.springframework.expression.spel.SpelCompilerMode;
 import org.springframework.expression.spel.SpelParserConfiguration;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
 
+import io.distlock.LockRegistry;
 import io.distlock.annotation.DistributedLock;
 
 /**
@@ -34,7 +35,7 @@ import io.distlock.annotation.DistributedLock;
 public final class LockAttributeSource {
 
 	private static final LockAttribute NONE = new LockAttribute(null, "", "", List.of(), List.of(), null, null, null,
-			null, "", false, null);
+			null, "", false, null, "");
 
 	private final Map<MethodClassKey, LockAttribute> cache = new ConcurrentHashMap<>(256);
 
@@ -100,6 +101,13 @@ public final class LockAttributeSource {
 			throw new InvalidLockAnnotationException("@DistributedLock on " + description + ": failureHandler '"
 					+ annotation.failureHandler() + "' is not a bean; declare a LockFailureHandler bean of that name", null);
 		}
+		String registry = annotation.registry().trim();
+		if (!registry.isEmpty() && this.beanFactory != null && !(this.beanFactory.containsBean(registry)
+				&& this.beanFactory.isTypeMatch(registry, LockRegistry.class))) {
+			throw new InvalidLockAnnotationException("@DistributedLock on " + description + ": registry '" + registry
+					+ "' is not a LockRegistry bean; declare one of that name (e.g. @Bean(defaultCandidate = false) "
+					+ "RedlockLockRegistry " + registry + "(...)) or leave registry empty for the default", null);
+		}
 		Duration leaseTime = duration(description, "leaseTime", annotation.leaseTime(), false);
 		Duration holdAtLeast = duration(description, "holdAtLeast", annotation.holdAtLeast(), false);
 		if (holdAtLeast != null && leaseTime != null && holdAtLeast.compareTo(leaseTime) > 0) {
@@ -109,7 +117,8 @@ public final class LockAttributeSource {
 		}
 		return new LockAttribute(method, description, annotation.name(), List.copyOf(keys), List.of(annotation.key()),
 				duration(description, "waitTime", annotation.waitTime(), true), leaseTime, annotation.onFailure(),
-				fallback, annotation.failureHandler(), DeferredLocking.handles(method.getReturnType()), holdAtLeast);
+				fallback, annotation.failureHandler(), DeferredLocking.handles(method.getReturnType()), holdAtLeast,
+				registry);
 	}
 
 	private Expression parseExpression(String description, String attribute, String text) {

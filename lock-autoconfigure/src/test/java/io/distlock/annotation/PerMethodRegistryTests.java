@@ -1,0 +1,207 @@
+package io.distlock.annotation;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import javax.sql.DataSource;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import io.distlock.LockRegistry;
+import io.distlock.core.LockEngineOptions;
+import io.distlock.jdbc.JdbcLockBackend;
+import io.distlock.jdbc.JdbcLockRegistry;
+import io.distlock.redis.RedisLockRegistry;
+import io.distlock.testing.RedisServerExtension;
+import io.micrometer.core.instrument.MeterRegistry;
+
+/**
+ * One application, two backends: the auto-configured Redis registry for most methods, and a table
+ * lock declared as a bean that is not a default candidate for the one method that names it. The
+ * default registry stays in place, the named method locks in the table only, metrics, the endpoint
+ * and health tell the registries apart, and a name that is no registry stops start-up.
+ */
+@Timeout(value = 2, unit = TimeUnit.MINUTES)
+class PerMethodRegistryTests {
+
+	@RegisterExtension
+	static final RedisServerExtension redis = new RedisServerExtension();
+
+	private final List<ConfigurableApplicationContext> contexts = new ArrayList<>();
+
+	private final ExecutorService threads = Executors.newCachedThreadPool();
+
+	@AfterEach
+	void close() {
+		this.threads.shutdownNow();
+		this.contexts.forEach(ConfigurableApplicationContext::close);
+	}
+
+	@Test
+	void aMethodNamingARegistryLocksThereAndTheDefaultStays() throws Exception {
+		ConfigurableApplicationContext context = start(TableLockConfiguration.class);
+		assertThat(context.getBean(LockRegistry.class)).as("the auto-configured default did not back off")
+			.isInstanceOf(RedisLockRegistry.class);
+		LockRegistry table = context.getBean("tableLocks", LockRegistry.class);
+		LockRegistry redisLocks = context.getBean(LockRegistry.class);
+		Audit audit = context.getBean(Audit.class);
+
+		Future<?> running = this.threads.submit(() -> record(audit, () -> {
+			// Asked from other threads while the method runs: only the table has the lock.
+			assertThat(otherThread(() -> table.getLock("audit").tryLock())).isFalse();
+			assertThat(otherThread(() -> {
+				// A wait, not tryLock(): the first call of this registry connects and loads scripts.
+				boolean acquired = redisLocks.getLock("audit").tryLock(java.time.Duration.ofSeconds(10));
+				if (acquired) {
+					redisLocks.getLock("audit").unlock();
+				}
+				return acquired;
+			})).isTrue();
+			return null;
+		}));
+		running.get(30, TimeUnit.SECONDS);
+		assertThat(otherThread(() -> {
+			boolean acquired = table.getLock("audit").tryLock();
+			if (acquired) {
+				table.getLock("audit").unlock();
+			}
+			return acquired;
+		})).as("released in the table after the method").isTrue();
+
+		MeterRegistry meters = context.getBean(MeterRegistry.class);
+		assertThat(meters.get("distlock.acquire").tags("lock", "Audit.record", "registry", "tableLocks", "outcome", "acquired")
+			.timer()
+			.count()).isEqualTo(1);
+		assertThat(meters.get("distlock.holds.active").tags("registry", "tableLocks").gauge()).isNotNull();
+		assertThat(meters.get("distlock.holds.active").tags("registry", "default").gauge()).isNotNull();
+		String health = get(context, "/actuator/health/distlock");
+		assertThat(health).contains("\"status\":\"UP\"").contains("\"default\"").contains("\"tableLocks\"");
+	}
+
+	@Test
+	void theEndpointNamesTheRegistryOfEachHold() throws Exception {
+		ConfigurableApplicationContext context = start(TableLockConfiguration.class);
+		assertThat(context.getBeansOfType(io.distlock.LockRegistryStats.class)).containsKey("tableLocks");
+		Audit audit = context.getBean(Audit.class);
+		CountDownLatch inside = new CountDownLatch(1);
+		CountDownLatch mayLeave = new CountDownLatch(1);
+		Future<?> running = this.threads.submit(() -> record(audit, () -> {
+			inside.countDown();
+			mayLeave.await(20, TimeUnit.SECONDS);
+			return null;
+		}));
+		assertThat(inside.await(20, TimeUnit.SECONDS)).isTrue();
+		try {
+			assertThat(get(context, "/actuator/distlock")).contains("\"lock\":\"audit\"").contains("\"registry\":\"tableLocks\"");
+		}
+		finally {
+			mayLeave.countDown();
+		}
+		running.get(30, TimeUnit.SECONDS);
+	}
+
+	@Test
+	void aRegistryNameThatIsNoRegistryStopsStartUpNamingTheMethod() {
+		assertThatThrownBy(() -> start(UnknownRegistryConfiguration.class)).hasStackTraceContaining("Misnamed.record")
+			.hasStackTraceContaining("registry 'nope' is not a LockRegistry bean");
+	}
+
+	private ConfigurableApplicationContext start(Class<?> configuration) {
+		ConfigurableApplicationContext context = new SpringApplicationBuilder(LockTestApplication.class, configuration)
+			.web(WebApplicationType.SERVLET)
+			.properties("spring.data.redis.port=" + redis.server().port(),
+					"spring.datasource.url=jdbc:h2:mem:per-method-" + System.nanoTime() + ";DB_CLOSE_DELAY=-1",
+					"test.lock-wait=750ms", "distlock.restart-grace=0", "spring.main.banner-mode=off", "server.port=0",
+					"management.endpoints.web.exposure.include=distlock,health",
+					"management.endpoint.health.show-details=always")
+			.run();
+		this.contexts.add(context);
+		return context;
+	}
+
+	private static Void record(Audit audit, Callable<Void> work) throws Exception {
+		audit.record(work);
+		return null;
+	}
+
+	private boolean otherThread(Callable<Boolean> call) throws Exception {
+		return this.threads.submit(call).get(20, TimeUnit.SECONDS);
+	}
+
+	private static String get(ConfigurableApplicationContext context, String path) throws Exception {
+		int port = context.getEnvironment().getRequiredProperty("local.server.port", Integer.class);
+		HttpResponse<String> response = HttpClient.newHttpClient()
+			.send(HttpRequest.newBuilder(URI.create("http://localhost:" + port + path)).GET().build(),
+					HttpResponse.BodyHandlers.ofString());
+		assertThat(response.statusCode()).as("GET %s: %s", path, response.body()).isEqualTo(200);
+		return response.body();
+	}
+
+	/** A method that must survive a Redis failover, so it locks in the database. */
+	static class Audit {
+
+		@DistributedLock(key = "'audit'", registry = "tableLocks", waitTime = "5s")
+		public void record(Callable<Void> work) throws Exception {
+			work.call();
+		}
+
+	}
+
+	/** A method naming a registry that does not exist. */
+	static class Misnamed {
+
+		@DistributedLock(key = "'x'", registry = "nope")
+		public void record() {
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class TableLockConfiguration {
+
+		@Bean(defaultCandidate = false, destroyMethod = "close")
+		JdbcLockRegistry tableLocks(DataSource dataSource) {
+			JdbcLockBackend backend = new JdbcLockBackend(dataSource, "audit_locks");
+			backend.createSchema();
+			return new JdbcLockRegistry(backend, LockEngineOptions.defaults());
+		}
+
+		@Bean
+		Audit audit() {
+			return new Audit();
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class UnknownRegistryConfiguration {
+
+		@Bean
+		Misnamed misnamed() {
+			return new Misnamed();
+		}
+
+	}
+
+}
