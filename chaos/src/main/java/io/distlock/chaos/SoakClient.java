@@ -250,7 +250,9 @@ public final class SoakClient {
 				token = this.sanity ? 0 : fencingToken(lock);
 				FencedResource.Snapshot seen = this.resource.read(key, token);
 				phase = seen.phase();
-				pause(1 + random.nextInt(5));
+				// Longer while a client is frozen past its lease, so that the frozen one is caught
+				// holding locks: the stale holder whose writes fencing must reject.
+				pause(seen.phase().startsWith("pause-long") ? 50 + random.nextInt(50) : 1 + random.nextInt(5));
 				this.resource.writePlain(phase, key, seen.plain() + 1);
 				plainWritten = true;
 				if (token >= 0) {
