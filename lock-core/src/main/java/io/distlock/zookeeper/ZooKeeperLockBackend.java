@@ -6,12 +6,14 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.state.ConnectionState;
@@ -165,6 +167,22 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
 	@Override
 	public Acquisition acquire(String name, String owner, int heldCount, Duration lease) {
+		return acquire(name, owner, heldCount, lease, Duration.ZERO, null);
+	}
+
+	/**
+	 * Acquires by creating the node; nothing is queued. Each create stores a nonce of its own next
+	 * to the owner id (with the attempt's ticket in front, see {@link #leaveQueue}), and only a node
+	 * carrying exactly that nonce is taken as this create's (Curator re-sent it after a connection
+	 * loss swallowed the answer). Any other node of this session with this owner's id is stale: an
+	 * earlier hold whose deletion is under way (its lease ran out, or a delete waits for the
+	 * reconnection), or a create whose answer never came. Taking such a node up would hand out a
+	 * node that a pending delete removes, and an old token; it is deleted (by its czxid) and the
+	 * create sent again.
+	 */
+	@Override
+	public Acquisition acquire(String name, String owner, int heldCount, Duration lease, Duration queueFor,
+			String ticket) {
 		String path = path(name);
 		if (heldCount > 0) {
 			return reenter(name, owner, path, lease);
@@ -176,12 +194,24 @@ public final class ZooKeeperLockBackend implements LockBackend {
 			forget(stale);
 			deleteQuietly(stale);
 		}
-		byte[] data = owner.getBytes(StandardCharsets.UTF_8);
 		while (true) {
+			String nonce = ((ticket != null) ? ticket : "-") + "." + UUID.randomUUID();
 			Stat stat = new Stat();
 			try {
-				this.client.create().storingStatIn(stat).creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
-					.forPath(path, data);
+				try {
+					this.client.create().storingStatIn(stat).creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
+						.forPath(path, nodeData(owner, nonce));
+					hook("created", name);
+				}
+				catch (KeeperException.NodeExistsException taken) {
+					throw taken;
+				}
+				catch (Exception unanswered) {
+					// Out of retries, timed out or interrupted: the create may have landed, with no hold and
+					// no lease here. Its node must not keep the lock until the session ends.
+					leftover(path, owner, nonce::equals);
+					throw unanswered;
+				}
 				return held(name, owner, path, stat, lease);
 			}
 			catch (KeeperException.NodeExistsException taken) {
@@ -196,19 +226,108 @@ public final class ZooKeeperLockBackend implements LockBackend {
 				catch (Exception ex) {
 					throw failure(ex);
 				}
-				if (owner.equals(new String(holder, StandardCharsets.UTF_8)) && existing.getEphemeralOwner() == sessionId()
-						&& !this.holds.containsKey(name)) {
-					// This very create, re-sent by Curator after a connection loss swallowed its answer:
-					// only this owner creates nodes with its id, and it holds nothing here.
+				if (!owner.equals(ownerOf(holder)) || existing.getEphemeralOwner() != sessionId()) {
+					// The holder's lease is not in ZooKeeper; the engine re-checks within its place time anyway.
+					return Acquisition.heldByOther(sessionTimeout());
+				}
+				if (nonce.equals(nonceOf(holder))) {
+					// This very create, re-sent by Curator after a connection loss swallowed its answer.
 					return held(name, owner, path, existing, lease);
 				}
-				// The holder's lease is not in ZooKeeper; the engine re-checks within its place time anyway.
-				return Acquisition.heldByOther(sessionTimeout());
+				// Stale: this owner's earlier node of this session, which no hold here may take up.
+				try {
+					ZooKeeper zk = this.client.getZookeeperClient().getZooKeeper();
+					if (zk.getSessionId() != existing.getEphemeralOwner()
+							|| deleteNode(zk, path, existing.getCzxid()) == Deleted.BUSY) {
+						// Another deleter of this client has it in hand; its NodeDeleted wakes the engine.
+						return Acquisition.heldByOther(STALE_NODE_RETRY);
+					}
+				}
+				catch (Exception ex) {
+					throw failure(ex);
+				}
 			}
 			catch (Exception ex) {
 				throw failure(ex);
 			}
 		}
+	}
+
+	/**
+	 * Deletes the node this owner's attempt {@code ticket} may have created without hearing the
+	 * answer (the engine calls this with {@code passOnHandOff} for an attempt that was sent but not
+	 * answered): this session's node whose data carries the ticket and that no hold here has.
+	 * There is no queue to leave.
+	 */
+	@Override
+	public void leaveQueue(String name, String owner, String ticket, boolean passOnHandOff) {
+		if (!passOnHandOff || ticket == null) {
+			return;
+		}
+		String prefix = ticket + ".";
+		try {
+			removeNode(path(name), owner, nonce -> nonce.startsWith(prefix));
+		}
+		catch (Exception ex) {
+			throw failure(ex);
+		}
+	}
+
+	/** How long an acquisition that met a stale node of its own, being deleted, waits before trying again. */
+	private static final Duration STALE_NODE_RETRY = Duration.ofMillis(100);
+
+	/** Creates whose answer never came; their nodes, if they landed, are deleted (retried on reconnection). */
+	private final Set<Leftover> leftovers = ConcurrentHashMap.newKeySet();
+
+	private record Leftover(String path, String owner, Predicate<String> nonce) {
+	}
+
+	private void leftover(String path, String owner, Predicate<String> nonce) {
+		Leftover leftover = new Leftover(path, owner, nonce);
+		this.leftovers.add(leftover);
+		// On the lease thread, through this session's handle: ordered after the create on the session.
+		inBackground(() -> removeLeftover(leftover));
+	}
+
+	private void removeLeftover(Leftover leftover) {
+		try {
+			if (removeNode(leftover.path, leftover.owner, leftover.nonce) != Deleted.BUSY) {
+				this.leftovers.remove(leftover);
+			}
+			// Busy: another deleter has it; should its delete fail, the reconnection tries again.
+		}
+		catch (KeeperException.SessionExpiredException gone) {
+			this.leftovers.remove(leftover);
+		}
+		catch (Exception ex) {
+			// Still connected later with the same session: RECONNECTED retries; else the session's end deletes it.
+			log.debug("Could not check for a node left by an unanswered create at {}: {}", leftover.path, ex.toString());
+		}
+	}
+
+	/**
+	 * Deletes this session's node at {@code path} if it carries {@code owner} and a nonce that
+	 * {@code nonce} accepts, and no hold of this client has it.
+	 */
+	private Deleted removeNode(String path, String owner, Predicate<String> nonce) throws Exception {
+		ZooKeeper zk = this.client.getZookeeperClient().getZooKeeper();
+		Stat stat = new Stat();
+		byte[] data;
+		try {
+			data = zk.getData(ZKPaths.fixForNamespace(this.client.getNamespace(), path), false, stat);
+		}
+		catch (KeeperException.NoNodeException free) {
+			return Deleted.ABSENT;
+		}
+		if (stat.getEphemeralOwner() != zk.getSessionId() || !owner.equals(ownerOf(data)) || !nonce.test(nonceOf(data))) {
+			return Deleted.ABSENT;
+		}
+		for (Held hold : this.holds.values()) {
+			if (hold.czxid == stat.getCzxid()) {
+				return Deleted.ABSENT;
+			}
+		}
+		return deleteNode(zk, path, stat.getCzxid());
 	}
 
 	private Acquisition reenter(String name, String owner, String path, Duration lease) {
@@ -227,7 +346,11 @@ public final class ZooKeeperLockBackend implements LockBackend {
 			forget(hold);
 			return Acquisition.lost();
 		}
-		extend(hold, lease);
+		hookQuietly("reenter-checked", name);
+		// The lease may have run out, or the session been lost, since the check: that hold is gone.
+		if (!extendIfLive(hold, lease)) {
+			return Acquisition.lost();
+		}
 		return Acquisition.acquired(hold.czxid, lease);
 	}
 
@@ -259,6 +382,24 @@ public final class ZooKeeperLockBackend implements LockBackend {
 		}
 	}
 
+	/**
+	 * Extends the lease as {@link #extend} if the hold is still live, atomically with the check: a
+	 * lease running out, or the session's loss, either comes first (and this answers {@code false})
+	 * or finds the new deadline. A hold being released stays live and is left to its release.
+	 * @return whether the hold is live
+	 */
+	private boolean extendIfLive(Held hold, Duration lease) {
+		synchronized (hold) {
+			if (hold.gone) {
+				return false;
+			}
+			if (!hold.releasing) {
+				extend(hold, lease);
+			}
+			return true;
+		}
+	}
+
 	private void leaseRanOut(Held hold) {
 		synchronized (hold) {
 			if (hold.gone || hold.releasing || System.nanoTime() - hold.deadline < 0) {
@@ -267,6 +408,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 			hold.gone = true;
 		}
 		this.holds.remove(hold.name, hold);
+		hookQuietly("lease-ran-out", hold.name);
 		log.debug("Lease of lock '{}' held by {} ran out; deleting its node", hold.name, hold.owner);
 		deleteQuietly(hold);
 	}
@@ -336,10 +478,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 			hold.releasing = false;
 		}
 		// The engine drops the hold; the node goes when its lease runs out, or with the session.
-		if (!hold.gone) {
-			long left = hold.deadline - System.nanoTime();
-			extend(hold, Duration.ofNanos(Math.max(0, left)));
-		}
+		extendIfLive(hold, Duration.ofNanos(Math.max(0, hold.deadline - System.nanoTime())));
 		return failure(cause);
 	}
 
@@ -354,23 +493,62 @@ public final class ZooKeeperLockBackend implements LockBackend {
 			// That session is over: the ensemble deleted (or is about to delete) its nodes.
 			return false;
 		}
-		String path = ZKPaths.fixForNamespace(this.client.getNamespace(), hold.path);
-		Stat stat = zk.exists(path, false);
-		if (stat == null || stat.getCzxid() != hold.czxid) {
-			return resent && stat == null;
+		Deleted deleted = deleteNode(zk, hold.path, hold.czxid);
+		return deleted == Deleted.DELETED || (resent && deleted == Deleted.ABSENT);
+	}
+
+	private enum Deleted {
+		/** This call deleted the node. */
+		DELETED,
+		/** The node was not there (any more). */
+		ABSENT,
+		/** Another deleter of this client is deleting it now. */
+		BUSY
+	}
+
+	/** The czxids of the nodes a deleter of this client is deleting now: one deleter per node at a time. */
+	private final Set<Long> deleting = ConcurrentHashMap.newKeySet();
+
+	/**
+	 * Deletes the node at {@code path} if it is the one created at {@code czxid}. Every lock node has
+	 * version 0, so the versioned delete cannot tell a node from the next one created under the
+	 * path; what makes the check-then-delete sound is that only this client deletes its nodes and
+	 * only one of its deleters handles a node at a time, claiming it before the check: a second
+	 * deleter (a lease running out, a release, the session's loss, a reconnection, a stale node
+	 * met by an acquisition) checks only after the first one's delete, which ZooKeeper applies
+	 * first as both go through the same session, and so finds the node gone or another one.
+	 */
+	private Deleted deleteNode(ZooKeeper zk, String path, long czxid) throws Exception {
+		if (!this.deleting.add(czxid)) {
+			return Deleted.BUSY;
 		}
 		try {
-			zk.delete(path, stat.getVersion());
-			return true;
+			String fullPath = ZKPaths.fixForNamespace(this.client.getNamespace(), path);
+			Stat stat = zk.exists(fullPath, false);
+			if (stat == null || stat.getCzxid() != czxid) {
+				return Deleted.ABSENT;
+			}
+			hook("delete-checked", path);
+			try {
+				zk.delete(fullPath, stat.getVersion());
+				return Deleted.DELETED;
+			}
+			catch (KeeperException.NoNodeException | KeeperException.SessionExpiredException gone) {
+				return Deleted.ABSENT;
+			}
 		}
-		catch (KeeperException.NoNodeException | KeeperException.SessionExpiredException gone) {
-			return false;
+		finally {
+			this.deleting.remove(czxid);
 		}
 	}
 
 	private void deleteQuietly(Held hold) {
 		try {
-			delete(hold, false);
+			ZooKeeper zk = this.client.getZookeeperClient().getZooKeeper();
+			if (zk.getSessionId() == hold.session && deleteNode(zk, hold.path, hold.czxid) == Deleted.BUSY) {
+				// Another deleter has it in hand; should its delete fail, the reconnection tries again.
+				this.undeleted.add(hold);
+			}
 		}
 		catch (Exception ex) {
 			// Still connected later with the same session: RECONNECTED retries; else the session's end deletes it.
@@ -469,8 +647,12 @@ public final class ZooKeeperLockBackend implements LockBackend {
 			for (int k = 0; k < checked.size(); k++) {
 				Held hold = checked.get(k);
 				if (Boolean.TRUE.equals(answers.get(positions.get(k)))) {
-					// From the start of the check: the node was there no earlier than that.
-					extendFrom(hold, start, lease);
+					hookQuietly("renew-checked", hold.name);
+					// From the start of the check: the node was there no earlier than that. A lease that ran
+					// out, or a session lost, since the check leaves a deleted node: not renewed.
+					if (!extendFrom(hold, start, lease)) {
+						answers.set(positions.get(k), Boolean.FALSE);
+					}
 				}
 				else {
 					forget(hold);
@@ -484,14 +666,8 @@ public final class ZooKeeperLockBackend implements LockBackend {
 		return renewed;
 	}
 
-	private void extendFrom(Held hold, long start, Duration lease) {
-		synchronized (hold) {
-			if (hold.gone || hold.releasing) {
-				return;
-			}
-		}
-		Duration left = Duration.ofNanos(Math.max(0, start + saturatedNanos(lease) - System.nanoTime()));
-		extend(hold, left);
+	private boolean extendFrom(Held hold, long start, Duration lease) {
+		return extendIfLive(hold, Duration.ofNanos(Math.max(0, start + saturatedNanos(lease) - System.nanoTime())));
 	}
 
 	// Queries
@@ -505,7 +681,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 		try {
 			Stat stat = new Stat();
 			byte[] data = this.client.getData().storingStatIn(stat).forPath(path(name));
-			return owner.equals(new String(data, StandardCharsets.UTF_8))
+			return owner.equals(ownerOf(data))
 					&& (hold == null || !hold.owner.equals(owner) || stat.getCzxid() == hold.czxid);
 		}
 		catch (KeeperException.NoNodeException free) {
@@ -610,7 +786,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
 	// Connection state
 
-	private void connectionChanged(ConnectionState state) {
+	void connectionChanged(ConnectionState state) {
 		this.lastState = state;
 		switch (state) {
 			case SUSPENDED -> log.warn("Lost the connection to ZooKeeper at {}; holds are in doubt until it is back within "
@@ -625,6 +801,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 					forget(hold);
 				}
 				this.undeleted.clear();
+				this.leftovers.clear();
 				// A hold taken by a new session before this event arrived is forgotten too (told lost, to be
 				// safe); its node must not outlive it. Nodes of the lost session are left to the ensemble.
 				for (Held hold : lost) {
@@ -653,6 +830,9 @@ public final class ZooKeeperLockBackend implements LockBackend {
 		for (Held hold : List.copyOf(this.undeleted)) {
 			this.undeleted.remove(hold);
 			deleteQuietly(hold);
+		}
+		for (Leftover leftover : List.copyOf(this.leftovers)) {
+			removeLeftover(leftover);
 		}
 		for (Subscription subscription : this.subscriptions) {
 			subscription.renewedSession();
@@ -690,6 +870,57 @@ public final class ZooKeeperLockBackend implements LockBackend {
 	}
 
 	// Helpers
+
+	/** Separates the owner id from the create's nonce in a node's data. */
+	private static final char NONCE_SEPARATOR = '\u0000';
+
+	static byte[] nodeData(String owner, String nonce) {
+		return (owner + NONCE_SEPARATOR + nonce).getBytes(StandardCharsets.UTF_8);
+	}
+
+	/** @return the owner id in a node's data (all of it for a node written without a nonce) */
+	static String ownerOf(byte[] data) {
+		String text = new String(data, StandardCharsets.UTF_8);
+		int separator = text.lastIndexOf(NONCE_SEPARATOR);
+		return (separator < 0) ? text : text.substring(0, separator);
+	}
+
+	/** @return the create's nonce in a node's data, empty if none */
+	static String nonceOf(byte[] data) {
+		String text = new String(data, StandardCharsets.UTF_8);
+		int separator = text.lastIndexOf(NONCE_SEPARATOR);
+		return (separator < 0) ? "" : text.substring(separator + 1);
+	}
+
+	/** For the tests: called at the points named where an interleaving with another thread matters. */
+	interface Hook {
+
+		void at(String point, String name) throws Exception;
+
+	}
+
+	/** For the tests only. */
+	volatile Hook hook = (point, name) -> {
+	};
+
+	private void hook(String point, String name) throws Exception {
+		this.hook.at(point, name);
+	}
+
+	private void hookQuietly(String point, String name) {
+		try {
+			this.hook.at(point, name);
+		}
+		catch (Exception ex) {
+			throw failure(ex);
+		}
+	}
+
+	/** For the tests: waits until the lease thread has run every task submitted before this call. */
+	void awaitBackgroundTasks() throws Exception {
+		this.leases.submit(() -> {
+		}).get(30, TimeUnit.SECONDS);
+	}
 
 	private String path(String name) {
 		return ZKPaths.makePath(this.basePath, ZooKeeperNodeNames.nodeName(name));

@@ -1,0 +1,245 @@
+package io.distlock.zookeeper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.test.TestingServer;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.data.Stat;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import io.distlock.core.LockBackend.Acquisition;
+import io.distlock.core.LockBackend.HoldRef;
+import io.distlock.core.LockBackend.Release;
+
+/**
+ * Interleavings of the backend's own threads that once broke mutual exclusion or left a lock taken,
+ * forced through the backend's test hooks and driven by calling the backend directly, against one
+ * real ZooKeeper server. Every wait is on a latch or on the lease thread's queue, never a sleep.
+ */
+class ZooKeeperLockBackendRaceTest {
+
+	private static final String BASE = "/distlock-race";
+
+	private static final Duration LONG = Duration.ofMinutes(1);
+
+	private static TestingServer server;
+
+	private ZooKeeperTestClients clients;
+
+	private ZooKeeperLockBackend mine;
+
+	private ZooKeeperLockBackend theirs;
+
+	private CuratorFramework observer;
+
+	private final ExecutorService threads = Executors.newCachedThreadPool();
+
+	@BeforeAll
+	static void startServer() throws Exception {
+		server = new TestingServer(ZooKeeperTestClients.spec(1), true);
+	}
+
+	@AfterAll
+	static void stopServer() throws Exception {
+		server.close();
+	}
+
+	@BeforeEach
+	void backends() {
+		this.clients = new ZooKeeperTestClients(server.getConnectString());
+		this.mine = backend();
+		this.theirs = backend();
+		this.observer = this.clients.newCurator(ZooKeeperTestClients.SESSION_TIMEOUT);
+	}
+
+	private ZooKeeperLockBackend backend() {
+		return new ZooKeeperLockBackend(this.clients.newCurator(ZooKeeperTestClients.SESSION_TIMEOUT), BASE,
+				ZooKeeperTestClients.CONNECTION_TIMEOUT, true);
+	}
+
+	@AfterEach
+	void close() {
+		this.threads.shutdownNow();
+		this.mine.close();
+		this.theirs.close();
+		this.observer.close();
+		this.clients.close();
+	}
+
+	private Stat node(String name) throws Exception {
+		return this.observer.checkExists().forPath(BASE + "/" + ZooKeeperNodeNames.nodeName(name));
+	}
+
+	/**
+	 * Defect: a re-acquisition adopted "its own" node while the expired hold's delete was pending,
+	 * and that delete then removed it: ACQUIRED with no node behind it, and the old token again.
+	 */
+	@Test
+	void aReacquisitionDuringTheExpiredHoldsDeleteGetsANodeOfItsOwnThatSurvivesTheDelete() throws Exception {
+		CountDownLatch expiring = new CountDownLatch(1);
+		CountDownLatch goOn = new CountDownLatch(1);
+		this.mine.hook = (point, name) -> {
+			if (point.equals("lease-ran-out")) {
+				expiring.countDown();
+				assertThat(goOn.await(30, TimeUnit.SECONDS)).isTrue();
+			}
+		};
+		Acquisition first = this.mine.acquire("a", "owner-1", 0, Duration.ofMillis(1), Duration.ZERO, "t1");
+		assertThat(first.status()).isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(expiring.await(30, TimeUnit.SECONDS)).isTrue();
+
+		// The lease thread has forgotten the hold and is about to delete its node.
+		Acquisition again = this.mine.acquire("a", "owner-1", 0, LONG, Duration.ZERO, "t2");
+		goOn.countDown();
+		this.mine.awaitBackgroundTasks();
+
+		assertThat(again.status()).isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(again.token()).as("a new node, not the expired hold's").isGreaterThan(first.token());
+		Stat stat = node("a");
+		assertThat(stat).as("the new hold's node outlives the expired hold's delete").isNotNull();
+		assertThat(stat.getCzxid()).isEqualTo(again.token());
+		assertThat(this.theirs.acquire("a", "owner-2", 0, LONG).status()).isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		assertThat(this.mine.renew(List.of(new HoldRef("a", "owner-1")), LONG)).containsExactly(true);
+	}
+
+	/** Defect: renew answered true for a hold whose lease ran out (or session was lost) after its check. */
+	@Test
+	void aHoldLostBetweenTheRenewalsCheckAndItsExtensionIsNotRenewed() throws Exception {
+		assertThat(this.mine.acquire("r", "owner-1", 0, LONG).status()).isEqualTo(Acquisition.Status.ACQUIRED);
+		this.mine.hook = (point, name) -> {
+			if (point.equals("renew-checked")) {
+				this.mine.connectionChanged(ConnectionState.LOST);
+			}
+		};
+		assertThat(this.mine.renew(List.of(new HoldRef("r", "owner-1")), LONG)).containsExactly(false);
+	}
+
+	/** Defect: a re-entry extended a hold lost after its check and answered ACQUIRED on a deleted node. */
+	@Test
+	void aHoldLostBetweenTheReentrysCheckAndItsExtensionIsReportedLost() throws Exception {
+		assertThat(this.mine.acquire("e", "owner-1", 0, LONG).status()).isEqualTo(Acquisition.Status.ACQUIRED);
+		this.mine.hook = (point, name) -> {
+			if (point.equals("reenter-checked")) {
+				this.mine.connectionChanged(ConnectionState.LOST);
+			}
+		};
+		assertThat(this.mine.acquire("e", "owner-1", 1, LONG).status()).isEqualTo(Acquisition.Status.LOST);
+	}
+
+	/** Defect: a create that landed but whose answer was lost left the lock taken until the session ended. */
+	@Test
+	void aCreateWhoseAnswerWasLostDoesNotKeepTheLockTaken() throws Exception {
+		this.mine.hook = (point, name) -> {
+			if (point.equals("created")) {
+				throw new KeeperException.ConnectionLossException();
+			}
+		};
+		try {
+			this.mine.acquire("u", "owner-1", 0, LONG, Duration.ZERO, "t1");
+			throw new AssertionError("the lost answer was not reported");
+		}
+		catch (ZooKeeperLockBackend.ZooKeeperCallException expected) {
+			// The caller learns nothing; the node is there.
+		}
+		this.mine.hook = (point, name) -> {
+		};
+		this.mine.awaitBackgroundTasks();
+		assertThat(node("u")).as("the unanswered create's node").isNull();
+		assertThat(this.theirs.acquire("u", "owner-2", 0, LONG).status()).isEqualTo(Acquisition.Status.ACQUIRED);
+	}
+
+	/** The engine's call for an unanswered attempt deletes that attempt's node, and only such a node. */
+	@Test
+	void leavingForAnUnansweredAttemptDeletesThatAttemptsNodeButNotAHeldOne() throws Exception {
+		// The lease thread is kept busy, so that the backend's own clean-up does not come first.
+		CountDownLatch leaseThreadBusy = new CountDownLatch(1);
+		CountDownLatch goOn = new CountDownLatch(1);
+		this.mine.hook = (point, name) -> {
+			if (point.equals("lease-ran-out")) {
+				leaseThreadBusy.countDown();
+				assertThat(goOn.await(30, TimeUnit.SECONDS)).isTrue();
+			}
+			if (point.equals("created") && name.equals("u")) {
+				throw new KeeperException.ConnectionLossException();
+			}
+		};
+		try {
+			this.mine.acquire("busy", "owner-9", 0, Duration.ofMillis(1), Duration.ZERO, "t0");
+			assertThat(leaseThreadBusy.await(30, TimeUnit.SECONDS)).isTrue();
+			try {
+				this.mine.acquire("u", "owner-1", 0, LONG, Duration.ZERO, "t1");
+				throw new AssertionError("the lost answer was not reported");
+			}
+			catch (ZooKeeperLockBackend.ZooKeeperCallException expected) {
+				// The node is there.
+			}
+			assertThat(node("u")).isNotNull();
+			Acquisition held = this.mine.acquire("h", "owner-1", 0, LONG, Duration.ZERO, "t2");
+
+			this.mine.leaveQueue("u", "owner-1", "t9", true);
+			assertThat(node("u")).as("another attempt's node").isNotNull();
+			this.mine.leaveQueue("u", "owner-1", "t1", true);
+			assertThat(node("u")).as("the unanswered attempt's node").isNull();
+			this.mine.leaveQueue("h", "owner-1", "t2", true);
+			assertThat(node("h")).as("a held attempt's node").isNotNull();
+			assertThat(node("h").getCzxid()).isEqualTo(held.token());
+		}
+		finally {
+			goOn.countDown();
+		}
+	}
+
+	/**
+	 * Defect: two deleters of one hold (the session's loss and a release) both passed the check; the
+	 * first delete let another client create the node again (version 0 like every lock node), and
+	 * the second delete removed that client's node.
+	 */
+	@Test
+	void aSecondDeleterOfOneHoldNeverDeletesTheNextHoldersNode() throws Exception {
+		assertThat(this.mine.acquire("d", "owner-1", 0, LONG).status()).isEqualTo(Acquisition.Status.ACQUIRED);
+		CountDownLatch checked = new CountDownLatch(1);
+		CountDownLatch goOn = new CountDownLatch(1);
+		String releaser = "releaser-" + System.nanoTime();
+		this.mine.hook = (point, name) -> {
+			if (point.equals("delete-checked") && Thread.currentThread().getName().equals(releaser)) {
+				checked.countDown();
+				assertThat(goOn.await(30, TimeUnit.SECONDS)).isTrue();
+			}
+		};
+		Future<Release> release = this.threads.submit(() -> {
+			Thread.currentThread().setName(releaser);
+			return this.mine.release("d", "owner-1", 1);
+		});
+		assertThat(checked.await(30, TimeUnit.SECONDS)).isTrue();
+
+		// The release has checked the node and not yet deleted it; the session is reported lost meanwhile.
+		this.mine.connectionChanged(ConnectionState.LOST);
+		this.mine.awaitBackgroundTasks();
+		Acquisition early = this.theirs.acquire("d", "owner-2", 0, LONG);
+		goOn.countDown();
+		release.get(30, TimeUnit.SECONDS);
+
+		Acquisition other = (early.status() == Acquisition.Status.ACQUIRED) ? early
+				: this.theirs.acquire("d", "owner-2", 0, LONG);
+		assertThat(other.status()).isEqualTo(Acquisition.Status.ACQUIRED);
+		Stat stat = node("d");
+		assertThat(stat).as("the next holder's node").isNotNull();
+		assertThat(stat.getCzxid()).isEqualTo(other.token());
+		assertThat(this.theirs.isHeldBy("d", "owner-2")).isTrue();
+	}
+
+}
