@@ -716,18 +716,70 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
 	@Override
 	public AutoCloseable subscribe(String name, Consumer<String> onRelease) {
-		Subscription subscription = new Subscription(path(name), onRelease);
-		try {
-			subscription.watch();
-		}
-		catch (Exception ex) {
-			throw failure(ex);
+		String path = path(name);
+		Subscription subscription = new Subscription(path, onRelease);
+		while (true) {
+			PathWatch watch = this.watched.computeIfAbsent(path, any -> new PathWatch());
+			synchronized (watch) {
+				if (watch.retired) {
+					continue;
+				}
+				try {
+					subscription.watch();
+				}
+				catch (Exception ex) {
+					if (watch.count == 0) {
+						watch.retired = true;
+						this.watched.remove(path, watch);
+					}
+					throw failure(ex);
+				}
+				watch.count++;
+				break;
+			}
 		}
 		this.subscriptions.add(subscription);
 		return () -> {
-			this.subscriptions.remove(subscription);
-			subscription.unwatch(false);
+			if (this.subscriptions.remove(subscription)) {
+				unsubscribe(subscription);
+			}
 		};
+	}
+
+	/**
+	 * The server keeps one watch per path and session, whatever the number of watchers on it in the
+	 * client; removing one watcher only removes it here (the server is merely asked whether it has
+	 * the watch). So the subscriptions of each path are counted, and the last one to close removes
+	 * the path's watches on the server too (all of this client's on that lock path).
+	 */
+	private void unsubscribe(Subscription subscription) {
+		PathWatch watch = this.watched.get(subscription.path);
+		if (watch == null) {
+			subscription.unwatch(true);
+			return;
+		}
+		synchronized (watch) {
+			watch.count--;
+			if (watch.count > 0) {
+				subscription.unwatch(true);
+				return;
+			}
+			watch.retired = true;
+			this.watched.remove(subscription.path, watch);
+			subscription.unwatchAll();
+		}
+	}
+
+	/** Subscriptions per lock path; a subscription adds and the last one removes under its lock. */
+	private final ConcurrentHashMap<String, PathWatch> watched = new ConcurrentHashMap<>();
+
+	/** How many subscriptions watch one path; retired once the last has gone (a new one starts afresh). */
+	private static final class PathWatch {
+
+		int count;
+
+		boolean retired;
+
 	}
 
 	/** A persistent watch on one lock's node, which outlives each event, unlike a one-shot watch. */
@@ -760,6 +812,16 @@ public final class ZooKeeperLockBackend implements LockBackend {
 			}
 			catch (Exception ex) {
 				log.debug("Could not remove the watch on {}", this.path, ex);
+			}
+		}
+
+		/** Removes every watch of this client on the path, here and on the server. */
+		void unwatchAll() {
+			try {
+				ZooKeeperLockBackend.this.client.watchers().removeAll().ofType(WatcherType.Any).quietly().forPath(this.path);
+			}
+			catch (Exception ex) {
+				log.debug("Could not remove the watches on {}", this.path, ex);
 			}
 		}
 
@@ -859,7 +921,13 @@ public final class ZooKeeperLockBackend implements LockBackend {
 		this.closed = true;
 		this.client.getConnectionStateListenable().removeListener(this.connectionListener);
 		for (Subscription subscription : this.subscriptions) {
-			subscription.unwatch(true);
+			if (this.ownsClient) {
+				subscription.unwatch(true);
+			}
+			else {
+				// The application's client stays open: the server's watches must go too.
+				unsubscribe(subscription);
+			}
 		}
 		this.subscriptions.clear();
 		// Lease expiries already scheduled still run (ScheduledThreadPoolExecutor's default), then the thread ends.

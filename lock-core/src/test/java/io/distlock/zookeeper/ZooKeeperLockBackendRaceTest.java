@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -12,6 +13,7 @@ import java.util.concurrent.TimeUnit;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingServer;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
@@ -50,7 +52,9 @@ class ZooKeeperLockBackendRaceTest {
 
 	@BeforeAll
 	static void startServer() throws Exception {
-		server = new TestingServer(ZooKeeperTestClients.spec(1), true);
+		// "wchs" lets a test count the server's watches.
+		server = new TestingServer(new InstanceSpec(null, -1, -1, -1, true, 1, ZooKeeperTestClients.TICK_MILLIS, -1,
+				Map.of("4lw.commands.whitelist", "srvr,wchs", "forceSync", "no")), true);
 	}
 
 	@AfterAll
@@ -240,6 +244,41 @@ class ZooKeeperLockBackendRaceTest {
 		assertThat(stat).as("the next holder's node").isNotNull();
 		assertThat(stat.getCzxid()).isEqualTo(other.token());
 		assertThat(this.theirs.isHeldBy("d", "owner-2")).isTrue();
+	}
+
+	/** Defect: a closed subscription's persistent watch stayed on the server for the session's lifetime. */
+	@Test
+	void theLastSubscriptionOfALockToCloseRemovesItsWatchOnTheServer() throws Exception {
+		long before = serverWatches();
+		CountDownLatch heard = new CountDownLatch(1);
+		AutoCloseable one = this.mine.subscribe("w", any -> {
+		});
+		AutoCloseable two = this.mine.subscribe("w", message -> {
+			if (message.equals(ZooKeeperLockBackend.RELEASED)) {
+				heard.countDown();
+			}
+		});
+		assertThat(serverWatches()).isEqualTo(before + 1);
+		one.close();
+		assertThat(serverWatches()).as("another subscription still watches").isEqualTo(before + 1);
+		assertThat(this.theirs.acquire("w", "owner-2", 0, LONG).status()).isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(this.theirs.release("w", "owner-2", 1)).isEqualTo(Release.RELEASED);
+		assertThat(heard.await(30, TimeUnit.SECONDS)).as("the remaining subscription hears the release").isTrue();
+		two.close();
+		assertThat(serverWatches()).as("no subscription left").isEqualTo(before);
+	}
+
+	/** @return the server's total number of watches ("wchs") */
+	private static long serverWatches() throws Exception {
+		try (java.net.Socket socket = new java.net.Socket("127.0.0.1", server.getPort())) {
+			socket.setSoTimeout(5000);
+			socket.getOutputStream().write("wchs".getBytes());
+			socket.getOutputStream().flush();
+			String answer = new String(socket.getInputStream().readAllBytes());
+			java.util.regex.Matcher total = java.util.regex.Pattern.compile("Total watches:\\s*(\\d+)").matcher(answer);
+			assertThat(total.find()).as(answer).isTrue();
+			return Long.parseLong(total.group(1));
+		}
 	}
 
 }
