@@ -32,7 +32,9 @@ import io.distlock.core.LockBackend;
 
 /**
  * Keeps locks in ZooKeeper through Apache Curator: one ephemeral znode per held lock,
- * {@code <basePath>/<encoded name>} (see {@link ZooKeeperNodeNames}), whose data is the owner id.
+ * {@code <basePath>/<encoded name>} (see {@link ZooKeeperNodeNames}), whose data is the owner id,
+ * a NUL character and the nonce of the create that made it (the attempt's ticket, a dot, a UUID):
+ * only the create that made a node takes it up, see {@link #acquire(String, String, int, Duration, Duration, String)}.
  * Creating it is taking the lock; ZooKeeper's consensus makes the create succeed for one client
  * only, and the other creates fail with {@code NodeExists}. The fencing token is the zxid that
  * created the node ({@code czxid}): zxids only grow, across restarts and leader changes, as they
