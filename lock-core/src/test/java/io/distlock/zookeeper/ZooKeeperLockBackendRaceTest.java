@@ -52,9 +52,9 @@ class ZooKeeperLockBackendRaceTest {
 
 	@BeforeAll
 	static void startServer() throws Exception {
-		// "wchs" lets a test count the server's watches.
+		// "wchp" lets a test see the server's watches per path.
 		server = new TestingServer(new InstanceSpec(null, -1, -1, -1, true, 1, ZooKeeperTestClients.TICK_MILLIS, -1,
-				Map.of("4lw.commands.whitelist", "srvr,wchs", "forceSync", "no")), true);
+				Map.of("4lw.commands.whitelist", "srvr,wchp", "forceSync", "no")), true);
 	}
 
 	@AfterAll
@@ -249,7 +249,7 @@ class ZooKeeperLockBackendRaceTest {
 	/** Defect: a closed subscription's persistent watch stayed on the server for the session's lifetime. */
 	@Test
 	void theLastSubscriptionOfALockToCloseRemovesItsWatchOnTheServer() throws Exception {
-		long before = serverWatches();
+		String path = BASE + "/" + ZooKeeperNodeNames.nodeName("w");
 		CountDownLatch heard = new CountDownLatch(1);
 		AutoCloseable one = this.mine.subscribe("w", any -> {
 		});
@@ -258,26 +258,34 @@ class ZooKeeperLockBackendRaceTest {
 				heard.countDown();
 			}
 		});
-		assertThat(serverWatches()).isEqualTo(before + 1);
+		assertThat(serverWatchesOn(path)).isEqualTo(1);
 		one.close();
-		assertThat(serverWatches()).as("another subscription still watches").isEqualTo(before + 1);
+		assertThat(serverWatchesOn(path)).as("another subscription still watches").isEqualTo(1);
 		assertThat(this.theirs.acquire("w", "owner-2", 0, LONG).status()).isEqualTo(Acquisition.Status.ACQUIRED);
 		assertThat(this.theirs.release("w", "owner-2", 1)).isEqualTo(Release.RELEASED);
 		assertThat(heard.await(30, TimeUnit.SECONDS)).as("the remaining subscription hears the release").isTrue();
 		two.close();
-		assertThat(serverWatches()).as("no subscription left").isEqualTo(before);
+		assertThat(serverWatchesOn(path)).as("no subscription left").isZero();
 	}
 
-	/** @return the server's total number of watches ("wchs") */
-	private static long serverWatches() throws Exception {
+	/** @return how many sessions the server has a watch on {@code path} for ("wchp") */
+	private static int serverWatchesOn(String path) throws Exception {
 		try (java.net.Socket socket = new java.net.Socket("127.0.0.1", server.getPort())) {
 			socket.setSoTimeout(5000);
-			socket.getOutputStream().write("wchs".getBytes());
+			socket.getOutputStream().write("wchp".getBytes());
 			socket.getOutputStream().flush();
 			String answer = new String(socket.getInputStream().readAllBytes());
-			java.util.regex.Matcher total = java.util.regex.Pattern.compile("Total watches:\\s*(\\d+)").matcher(answer);
-			assertThat(total.find()).as(answer).isTrue();
-			return Long.parseLong(total.group(1));
+			int sessions = 0;
+			boolean inPath = false;
+			for (String line : answer.split("\n")) {
+				if (!line.isEmpty() && !Character.isWhitespace(line.charAt(0))) {
+					inPath = line.trim().equals(path);
+				}
+				else if (inPath && line.trim().startsWith("0x")) {
+					sessions++;
+				}
+			}
+			return sessions;
 		}
 	}
 
