@@ -85,6 +85,38 @@ class MariaDbLockTest {
 	}
 
 	@Test
+	void namesThatDifferOnlyInCaseOrTrailingSpacesAreDifferentLocks() throws Exception {
+		// MariaDB's default collations compare 'Order', 'order' and 'order ' as equal: as one row, the
+		// release of one name freed the others while their holder was still inside.
+		JdbcLockRegistry mine = client(dataSource());
+		JdbcLockRegistry theirs = client(dataSource());
+		DistLock upper = mine.getLock("Order");
+		DistLock lower = mine.getLock("order");
+		DistLock spaced = mine.getLock("order ");
+		assertThat(upper.tryLock()).isTrue();
+		assertThat(lower.tryLock()).isTrue();
+		assertThat(spaced.tryLock()).isTrue();
+		lower.unlock();
+		spaced.unlock();
+		ExecutorService other = Executors.newSingleThreadExecutor();
+		try {
+			assertThat(other.submit(() -> theirs.getLock("Order").tryLock()).get(30, TimeUnit.SECONDS))
+				.as("'Order' is still held by its thread").isFalse();
+			assertThat(other.submit(() -> {
+				boolean acquired = theirs.getLock("order").tryLock();
+				if (acquired) {
+					theirs.getLock("order").unlock();
+				}
+				return acquired;
+			}).get(30, TimeUnit.SECONDS)).as("'order' was released").isTrue();
+		}
+		finally {
+			other.shutdownNow();
+		}
+		upper.unlock();
+	}
+
+	@Test
 	void racingFirstAcquisitionsOfOneNameLetExactlyOneIn() throws Exception {
 		List<JdbcLockRegistry> clients = List.of(client(dataSource()), client(dataSource()), client(dataSource()),
 				client(dataSource()));
