@@ -528,16 +528,29 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 			}
 			int held = (hold != null) ? hold.count() : 0;
 			Duration lease = lease();
-			long start = System.nanoTime();
 			boolean first = held == 0 && LockEngine.this.backend.queuesWaiters();
 			// Re-entry never waits, so only a first acquisition is queued.
 			Duration queueFor = first ? Duration.ofNanos(queueNanos) : Duration.ZERO;
 			if (queueFor.toMillis() > 0) {
 				this.queued = true;
 			}
-			this.unanswered = first;
-			Acquisition result = call(held, lease, queueFor);
-			this.unanswered = false;
+			long start;
+			Acquisition result;
+			while (true) {
+				start = System.nanoTime();
+				this.unanswered = first;
+				result = call(held, lease, queueFor);
+				this.unanswered = false;
+				if (hold != null || result.status() != Acquisition.Status.ACQUIRED
+						|| !LockEngine.this.backend.leasesExpire()
+						|| System.nanoTime() - (start + result.validity().toNanos()) < 0) {
+					break;
+				}
+				// The answer came only after the lease it gave had run out: this thread could not run for
+				// that long (a paused JVM, a long GC), and meanwhile the hold may have expired and the
+				// lock gone to another owner. Asking again takes the hold over (and extends it) if it is
+				// still this owner's; otherwise the lock is found taken, or taken afresh.
+			}
 			switch (result.status()) {
 				case ACQUIRED -> {
 					if (hold == null) {

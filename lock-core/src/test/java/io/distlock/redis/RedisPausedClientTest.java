@@ -100,6 +100,46 @@ class RedisPausedClientTest {
 		}
 	}
 
+	@Test
+	void aClientFrozenBeforeTheReplyToItsAcquisitionDoesNotBelieveInAHoldThatExpiredMeanwhile() throws Exception {
+		String name = "paused-reply";
+		this.child = ForkedLockClient.start(redisServer.server(), Duration.ofSeconds(3));
+		// Redis stalls, so the child's acquisition waits in Redis's socket; then the child freezes, and
+		// Redis takes the lock for it and answers into the frozen child's socket.
+		redisServer.server().pause();
+		try {
+			this.child.send("trylock " + name + " 30000");
+			Thread.sleep(1000);
+			this.child.freeze();
+		}
+		finally {
+			redisServer.server().resume();
+		}
+		await().atMost(Duration.ofSeconds(10))
+			.pollInterval(Duration.ofMillis(20))
+			.until(() -> Boolean.TRUE.equals(this.redis.hasKey(keys.lock(name))));
+		// The frozen child cannot renew: its lease (3 s) runs out, and C takes the lock.
+		await().atMost(Duration.ofSeconds(15))
+			.pollInterval(Duration.ofMillis(20))
+			.until(() -> !Boolean.TRUE.equals(this.redis.hasKey(keys.lock(name))));
+		DistLock holderC = this.clients.registry(Duration.ofSeconds(30)).getLock(name);
+		assertThat(holderC.tryLock(Duration.ofSeconds(10))).isTrue();
+		long tokenC = holderC.getFencingToken();
+		this.child.resume();
+
+		String whileCHolds = this.child.nextReply(Duration.ofSeconds(2));
+		if (whileCHolds != null && whileCHolds.startsWith("ACQUIRED")) {
+			fail("Two holders: the child reported the lock acquired with token %s (a reply that came after its "
+					+ "lease had run out), while C held it with token %d", whileCHolds.split(" ")[1], tokenC);
+		}
+		assertThat(holderC.isHeldByCurrentThread()).isTrue();
+		holderC.unlock();
+		String afterC = (whileCHolds != null) ? whileCHolds : this.child.nextReply(Duration.ofSeconds(20));
+		assertThat(afterC).startsWith("ACQUIRED");
+		assertThat(Long.parseLong(afterC.split(" ")[1])).as("the child's fencing token after C's release")
+			.isGreaterThan(tokenC);
+	}
+
 	private long queueLength(String name) {
 		Long length = this.redis.opsForList().size(keys.queue(name));
 		return (length != null) ? length : 0;

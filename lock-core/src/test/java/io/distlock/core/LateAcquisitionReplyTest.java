@@ -1,0 +1,131 @@
+package io.distlock.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+
+import org.junit.jupiter.api.Test;
+
+import io.distlock.DistLock;
+import io.distlock.core.LockBackend.Acquisition;
+
+/**
+ * Unit-level edge (a stand-in backend times the reply exactly): an acquisition whose answer reaches
+ * the caller only after the lease it gave has run out (the client's JVM was frozen between the
+ * backend taking the lock for it and the reply being read) must not be reported as acquired without
+ * asking again: the hold may have expired and the lock gone to another owner meanwhile.
+ */
+class LateAcquisitionReplyTest {
+
+	@Test
+	void aReplyThatArrivesAfterItsLeaseIsNotTrustedWhenTheLockIsSomeoneElsesNow() throws Exception {
+		FakeBackend backend = new FakeBackend(Acquisition.heldByOther(Duration.ofSeconds(10), 7));
+		LockEngine engine = new LockEngine(backend, LockEngineOptions.builder().clientId("c1").build());
+		try {
+			DistLock lock = engine.getLock("x");
+			assertThat(lock.tryLock(Duration.ofMillis(300), null)).as("acquired on a lapsed reply").isFalse();
+			assertThat(backend.calls.get()).as("the backend was asked again").isGreaterThanOrEqualTo(2);
+		}
+		finally {
+			engine.close();
+		}
+	}
+
+	@Test
+	void aReplyThatArrivesAfterItsLeaseIsConfirmedWhenTheHoldIsStillThere() throws Exception {
+		FakeBackend backend = new FakeBackend(Acquisition.acquired(5, Duration.ofSeconds(30)));
+		LockEngine engine = new LockEngine(backend, LockEngineOptions.builder().clientId("c1").build());
+		try {
+			DistLock lock = engine.getLock("x");
+			assertThat(lock.tryLock(Duration.ofMillis(300), null)).isTrue();
+			assertThat(lock.getFencingToken()).isEqualTo(5);
+			assertThat(backend.calls.get()).isEqualTo(2);
+		}
+		finally {
+			engine.close();
+		}
+	}
+
+	static final class FakeBackend implements LockBackend {
+
+		final AtomicInteger calls = new AtomicInteger();
+
+		/** The answer to every call after the first. */
+		final Acquisition later;
+
+		FakeBackend(Acquisition later) {
+			this.later = later;
+		}
+
+		@Override
+		public boolean queuesWaiters() {
+			return true;
+		}
+
+		@Override
+		public Acquisition acquire(String name, String owner, int heldCount, Duration lease) {
+			throw new UnsupportedOperationException();
+		}
+
+		@Override
+		public Acquisition acquire(String name, String owner, int heldCount, Duration lease, Duration queueFor,
+				String ticket) {
+			if (this.calls.incrementAndGet() > 1) {
+				return this.later;
+			}
+			// Taken for this owner with a lease of 20 ms, but the reply is read only 100 ms later.
+			try {
+				Thread.sleep(100);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+			return Acquisition.acquired(5, Duration.ofMillis(20));
+		}
+
+		@Override
+		public Release release(String name, String owner, int heldCount) {
+			return Release.RELEASED;
+		}
+
+		@Override
+		public void leaveQueue(String name, String owner, String ticket, boolean passOnHandOff) {
+		}
+
+		@Override
+		public List<Boolean> renew(List<HoldRef> holds, Duration lease) {
+			return holds.stream().map(hold -> true).toList();
+		}
+
+		@Override
+		public boolean isHeldBy(String name, String owner) {
+			return false;
+		}
+
+		@Override
+		public Duration remainingLease(String name) {
+			return Duration.ofSeconds(10);
+		}
+
+		@Override
+		public AutoCloseable subscribe(String name, Consumer<String> onRelease) {
+			return () -> {
+			};
+		}
+
+		@Override
+		public Health health() {
+			return new Health(true, Map.of());
+		}
+
+		@Override
+		public void close() {
+		}
+
+	}
+
+}
