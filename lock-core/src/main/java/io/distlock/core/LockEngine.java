@@ -36,6 +36,9 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 	/** How long a waiter sleeps when the holder's TTL is unknown or already over. */
 	private static final long RETRY_NANOS = Duration.ofMillis(10).toNanos();
 
+	/** Acquisitions answered only after their lease had run out, in a row, before giving up. */
+	private static final int MAX_LATE_REPLIES = 3;
+
 	/** The least time a timed acquisition gets for its backend calls, even with a zero wait. */
 	private static final long MIN_ATTEMPT_NANOS = Duration.ofSeconds(1).toNanos();
 
@@ -536,6 +539,7 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 			}
 			long start;
 			Acquisition result;
+			int lateReplies = 0;
 			while (true) {
 				start = System.nanoTime();
 				this.unanswered = first;
@@ -550,6 +554,14 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 				// that long (a paused JVM, a long GC), and meanwhile the hold may have expired and the
 				// lock gone to another owner. Asking again takes the hold over (and extends it) if it is
 				// still this owner's; otherwise the lock is found taken, or taken afresh.
+				if (++lateReplies == MAX_LATE_REPLIES) {
+					// A backend slower than the lease, every time: no answer can be trusted, and asking on
+					// would keep the lock taken for nobody. What it took expires within its lease.
+					throw new LockBackendException(this.name, "Lock '" + this.name + "': the backend ("
+							+ LockEngine.this.backend.description() + ") answered " + MAX_LATE_REPLIES
+							+ " acquisitions in a row only after the lease they gave (" + lease.toMillis()
+							+ " ms) had run out; the lock was not taken. Use a longer lease.", null);
+				}
 			}
 			switch (result.status()) {
 				case ACQUIRED -> {

@@ -1,6 +1,7 @@
 package io.distlock.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.util.List;
@@ -11,6 +12,7 @@ import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 
 import io.distlock.DistLock;
+import io.distlock.LockBackendException;
 import io.distlock.core.LockBackend.Acquisition;
 
 /**
@@ -50,11 +52,27 @@ class LateAcquisitionReplyTest {
 		}
 	}
 
+	@Test
+	void aBackendThatAlwaysAnswersAfterTheLeaseFailsTheAcquisitionInsteadOfAskingForEver() {
+		FakeBackend backend = new FakeBackend(null);
+		LockEngine engine = new LockEngine(backend, LockEngineOptions.builder().clientId("c1").build());
+		try {
+			DistLock lock = engine.getLock("x");
+			assertThatThrownBy(() -> lock.tryLock(Duration.ofSeconds(5), null)).isInstanceOf(LockBackendException.class)
+				.hasMessageContaining("only after the lease");
+			assertThat(backend.calls.get()).isEqualTo(3);
+			assertThat(lock.getHoldCount()).isZero();
+		}
+		finally {
+			engine.close();
+		}
+	}
+
 	static final class FakeBackend implements LockBackend {
 
 		final AtomicInteger calls = new AtomicInteger();
 
-		/** The answer to every call after the first. */
+		/** The answer to every call after the first; {@code null}: every call answers late. */
 		final Acquisition later;
 
 		FakeBackend(Acquisition later) {
@@ -74,7 +92,7 @@ class LateAcquisitionReplyTest {
 		@Override
 		public Acquisition acquire(String name, String owner, int heldCount, Duration lease, Duration queueFor,
 				String ticket) {
-			if (this.calls.incrementAndGet() > 1) {
+			if (this.calls.incrementAndGet() > 1 && this.later != null) {
 				return this.later;
 			}
 			// Taken for this owner with a lease of 20 ms, but the reply is read only 100 ms later.
