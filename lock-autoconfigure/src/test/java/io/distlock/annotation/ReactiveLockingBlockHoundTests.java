@@ -71,18 +71,45 @@ class ReactiveLockingBlockHoundTests {
 	}
 
 	@Test
-	void blockHoundCatchesALockWaitOnTheEventLoop() {
-		DistLock lock = context.getBean(LockRegistry.class).getLock("watched");
-		// The control: waiting for a lock the plain way on a watched thread is reported.
-		assertThatThrownBy(() -> Mono.fromCallable(() -> lock.tryLock(Duration.ofMillis(50), null))
-			.subscribeOn(eventLoop)
-			.block(Duration.ofSeconds(10))).satisfies(thrown -> {
-				Throwable cause = thrown;
-				while (cause != null && !(cause instanceof BlockingOperationError)) {
-					cause = cause.getCause();
-				}
-				assertThat(cause).as("BlockingOperationError in %s", thrown).isNotNull();
-			});
+	void blockHoundCatchesALockWaitOnTheEventLoop() throws Exception {
+		LockRegistry registry = context.getBean(LockRegistry.class);
+		DistLock lock = registry.getLock("watched");
+		// The control: waiting for a lock the plain way on a watched thread is reported. The lock is
+		// held by another thread so that the wait really parks: an uncontended tryLock whose reply
+		// is already in when it looks never parks, and BlockHound (rightly) sees nothing.
+		CountDownLatch held = new CountDownLatch(1);
+		CountDownLatch done = new CountDownLatch(1);
+		Thread holding = new Thread(() -> {
+			DistLock holder = registry.getLock("watched");
+			holder.lock();
+			try {
+				held.countDown();
+				done.await(30, TimeUnit.SECONDS);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+			finally {
+				holder.unlock();
+			}
+		});
+		holding.start();
+		try {
+			assertThat(held.await(10, TimeUnit.SECONDS)).isTrue();
+			assertThatThrownBy(() -> Mono.fromCallable(() -> lock.tryLock(Duration.ofMillis(500), null))
+				.subscribeOn(eventLoop)
+				.block(Duration.ofSeconds(10))).satisfies(thrown -> {
+					Throwable cause = thrown;
+					while (cause != null && !(cause instanceof BlockingOperationError)) {
+						cause = cause.getCause();
+					}
+					assertThat(cause).as("BlockingOperationError in %s", thrown).isNotNull();
+				});
+		}
+		finally {
+			done.countDown();
+			holding.join();
+		}
 	}
 
 	@Test
