@@ -193,7 +193,7 @@ final class DeferredLocking {
 		Throwable cause;
 		try {
 			cause = LockOrigin.during(call.attribute().metricName(), call.attribute().description(),
-					() -> DistributedLockInterceptor.acquireAll(call.names(), call.waitTime(), start, held,
+					() -> DistributedLockInterceptor.acquireAll(call.attribute(), call.names(), call.waitTime(), start, held,
 							(name, left) -> call.locks().tryLockForWork(name, left, call.leaseTime()).orElse(null)));
 		}
 		catch (RuntimeException | Error ex) {

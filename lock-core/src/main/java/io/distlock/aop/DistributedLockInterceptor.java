@@ -125,7 +125,7 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
 		Map<String, Long> tokens;
 		try {
 			cause = LockOrigin.during(attribute.metricName(), attribute.description(),
-					() -> acquireAll(names, wait, start, held, (name, left) -> {
+					() -> acquireAll(attribute, names, wait, start, held, (name, left) -> {
 						DistLock lock = locks.getLock(name);
 						return lock.tryLock(left, lease) ? lock : null;
 					}));
@@ -170,15 +170,26 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
 	/**
 	 * Takes the locks in order within one wait budget, adding each to {@code held}; shared by the
 	 * thread-bound holds here and the work-bound ones of {@link DeferredLocking}. Anything other than
-	 * a backend failure or an interrupt propagates; the caller releases what is in {@code held}.
+	 * a backend failure or an interrupt propagates; the caller releases what is in {@code held}. A
+	 * name the registry refuses (too long for a table's column, say) is reported naming the method,
+	 * whose key produced it: the registry's own message knows only the name.
 	 * @param take takes one lock within what is left of the wait; {@code null} if it stayed taken
 	 * @return why it stopped short (backend failure, interrupt), or {@code null}
 	 */
-	static <H> Throwable acquireAll(List<String> names, Duration wait, long start, List<H> held, LockTaker<H> take) {
+	static <H> Throwable acquireAll(LockAttribute attribute, List<String> names, Duration wait, long start,
+			List<H> held, LockTaker<H> take) {
 		try {
 			for (String name : names) {
 				Duration left = wait.minusNanos(System.nanoTime() - start);
-				H hold = take.take(name, left.isNegative() ? Duration.ZERO : left);
+				H hold;
+				try {
+					hold = take.take(name, left.isNegative() ? Duration.ZERO : left);
+				}
+				catch (IllegalArgumentException refused) {
+					throw new IllegalArgumentException("@DistributedLock " + attribute.description()
+							+ ": the lock registry refused the lock name its key produced, and the method was not run: "
+							+ refused.getMessage(), refused);
+				}
 				if (hold == null) {
 					return null;
 				}

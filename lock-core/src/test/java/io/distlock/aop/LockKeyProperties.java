@@ -14,7 +14,6 @@ import java.util.stream.Collectors;
 
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Disabled;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
@@ -136,10 +135,6 @@ class LockKeyProperties {
 	}
 
 	@Property(tries = 20)
-	@Disabled("jqwik found: a key longer than the table's 255 characters is refused by JdbcLockRegistry.getLock "
-			+ "before the body runs, but the message ('Lock name 'order:aaa…' is 10006 characters long; …') does not "
-			+ "name the method; DistributedLockInterceptor and DeferredLocking pass the registry's "
-			+ "IllegalArgumentException on as it is")
 	void aKeyTooLongForTheTableIsRefusedNamingTheMethod(@ForAll("hugeStrings") String value) {
 		Keys onTable = proxy(new Keys(), table);
 		List<List<String>> seen = new ArrayList<>();
@@ -151,7 +146,12 @@ class LockKeyProperties {
 
 	@Provide
 	Arbitrary<String> hugeStrings() {
-		return HostileText.huge().filter(text -> !text.isBlank());
+		// Well-formed text only: a key with an unpaired surrogate is refused earlier, for that reason.
+		return HostileText.huge().filter(text -> !text.isBlank() && wellFormed(text));
+	}
+
+	private static boolean wellFormed(String text) {
+		return java.nio.charset.StandardCharsets.UTF_8.newEncoder().canEncode(text);
 	}
 
 	@Provide
