@@ -848,9 +848,13 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 		return !duration.isNegative() && !duration.isZero();
 	}
 
+	/**
+	 * A duration in nanoseconds, at most {@code Long.MAX_VALUE / 2} (146 years): deadlines are built by
+	 * adding it to {@code System.nanoTime()} and to grace periods, which must not overflow into the past.
+	 */
 	static long saturatedNanos(Duration duration) {
 		try {
-			return duration.toNanos();
+			return Math.min(duration.toNanos(), Long.MAX_VALUE / 2);
 		}
 		catch (ArithmeticException tooLong) {
 			return Long.MAX_VALUE / 2;

@@ -1035,9 +1035,10 @@ public final class ZooKeeperLockBackend implements LockBackend {
 		}
 	}
 
+	/** At most {@code Long.MAX_VALUE / 2}: it is added to {@code System.nanoTime()}. */
 	private static long saturatedNanos(Duration duration) {
 		try {
-			return duration.toNanos();
+			return Math.min(duration.toNanos(), Long.MAX_VALUE / 2);
 		}
 		catch (ArithmeticException tooLong) {
 			return Long.MAX_VALUE / 2;

@@ -255,6 +255,18 @@ public abstract class LockRegistryContract {
 	}
 
 	@Test
+	void aWaitOfCenturiesIsAWaitWithoutEnd() throws Exception {
+		// 292 years is just inside what Duration.toNanos() can express; adding anything to it overflowed
+		// into a deadline in the past, and a free lock was refused as if its backend had not answered.
+		DistLock lock = newClient().getLock("centuries");
+		for (Duration wait : List.of(Duration.ofDays(365L * 292), Duration.ofNanos(Long.MAX_VALUE),
+				Duration.ofSeconds(Long.MAX_VALUE))) {
+			assertThat(lock.tryLock(wait)).as("tryLock(%s)", wait).isTrue();
+			lock.unlock();
+		}
+	}
+
+	@Test
 	void anotherClientCannotReleaseMyLock() throws Exception {
 		DistLock mine = newClient().getLock("owned");
 		DistLock theirs = newClient().getLock("owned");
