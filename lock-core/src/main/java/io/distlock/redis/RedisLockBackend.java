@@ -259,13 +259,23 @@ public final class RedisLockBackend implements LockBackend {
 
 	@Override
 	public Health health() {
-		try {
-			String pong = this.redis.execute((RedisCallback<String>) connection -> connection.ping());
-			return new Health("PONG".equalsIgnoreCase(pong), Map.of("server", this.description, "ping", String.valueOf(pong)));
+		RuntimeException failure = null;
+		// A failure that names no cause is asked once more: when Redis refuses the credentials, Lettuce
+		// can report the connection it then closes ("Connection closed prematurely") instead of the
+		// WRONGPASS that closed it, and the operator needs the real cause.
+		for (int attempt = 0; attempt < 2; attempt++) {
+			try {
+				String pong = this.redis.execute((RedisCallback<String>) connection -> connection.ping());
+				return new Health("PONG".equalsIgnoreCase(pong), Map.of("server", this.description, "ping", String.valueOf(pong)));
+			}
+			catch (RuntimeException ex) {
+				failure = ex;
+				if (RedisFailures.causeOf(ex) != RedisFailures.Cause.OTHER) {
+					break;
+				}
+			}
 		}
-		catch (RuntimeException ex) {
-			return new Health(false, Map.of("server", this.description, "error", explain(ex)));
-		}
+		return new Health(false, Map.of("server", this.description, "error", explain(failure)));
 	}
 
 	@Override
