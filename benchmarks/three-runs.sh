@@ -9,7 +9,7 @@ out="$(mktemp -d)"
 ./mvnw -q -B -ntp install -DskipTests -Dloadtest.skip=true -Dbench.skip=true
 for run in 1 2 3; do
   ./mvnw -q -B -ntp -pl benchmarks verify -Dbench.duration="$duration" -Dbench.warmup="$warmup" \
-    -Dbench.scenarios=uncontended,contended,redlock,annotation | tee "$out/run$run.txt"
+    -Dbench.scenarios=uncontended,contended,redlock,annotation,zookeeper | tee "$out/run$run.txt"
 done
 ./mvnw -q -B -ntp -pl benchmarks verify -Dbench.duration=PT1S -Dbench.warmup=PT1S -Dbench.names="$names" \
   -Dbench.scenarios=memory | tee "$out/memory.txt"

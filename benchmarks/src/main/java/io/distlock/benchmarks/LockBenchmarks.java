@@ -15,6 +15,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Lock;
 
 import org.HdrHistogram.Histogram;
+import org.apache.curator.test.TestingCluster;
+import org.apache.curator.test.TestingServer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -28,7 +30,7 @@ import io.distlock.embedded.RedisServerProcess;
  *
  * <p>Arguments: measured duration and warm-up per scenario and library (ISO-8601, e.g. PT10S PT3S),
  * how many distinct names the memory scenario takes (default a million), and which scenarios run
- * ({@code all}, or a comma-separated subset of uncontended, contended, redlock, annotation, memory; the
+ * ({@code all}, or a comma-separated subset of uncontended, contended, redlock, annotation, zookeeper, memory; the
  * reactive scenario runs only when named).
  * A run fails (non-zero) if a contended run loses an update: speed without exclusion is worthless.
  */
@@ -64,6 +66,9 @@ public final class LockBenchmarks {
 		Map<String, Result> annotation = new LinkedHashMap<>();
 		Map<String, MemoryScenario.Result> memory = new LinkedHashMap<>();
 		Map<String, ReactiveScenario.Result> reactive = new LinkedHashMap<>();
+		Map<String, Result> zkUncontended = new LinkedHashMap<>();
+		Map<String, Result> zkContended = new LinkedHashMap<>();
+		Map<String, Result> zkEnsemble = new LinkedHashMap<>();
 		try (RedisServerProcess redis = RedisServerProcess.start()) {
 			List<Contender> contenders = Contenders.all(redis.host(), redis.port());
 			// Whoever runs first would pay the JVM's warm-up of the shared stack (Lettuce, Spring,
@@ -99,6 +104,9 @@ public final class LockBenchmarks {
 				redis.command("FLUSHALL");
 				reactive.put("redisson", ReactiveScenario.redisson(redis.host(), redis.port(), warmup, duration));
 				redis.command("FLUSHALL");
+			}
+			if (selected.test("zookeeper")) {
+				zooKeeper(redis, warmup, duration, zkUncontended, zkContended, zkEnsemble);
 			}
 			for (Contender contender : contenders) {
 				if (selected.test("memory")) {
@@ -141,16 +149,20 @@ public final class LockBenchmarks {
 		report.add("Scenario 1, uncontended: 4 threads, a key each, lock()+unlock() pairs; one client");
 		pairTable(report, uncontended);
 		report.add("Scenario 2, contended: 8 threads on one key, 4 independent clients; GET+SET of a Redis counter inside");
-		report.add(String.format(Locale.ROOT, "%-14s %10s %12s %12s %14s %12s", "library", "acq/s", "handoff p50", "handoff p99",
-				"lock+wait p99", "min/max"));
-		contended.forEach((name, result) -> report.add(String.format(Locale.ROOT, "%-14s %10.0f %9d us %9d us %11d us %12.2f", name,
-				result.opsPerSecond, micros(result.handoff, 50), micros(result.handoff, 99), micros(result.pair, 99),
-				result.fairness)));
-		report.add("");
+		contendedTable(report, contended);
 		report.add("Scenario 3, Redlock over 5 independent masters: 2 threads, a key each, lock()+unlock() pairs");
 		pairTable(report, redlock);
 		report.add("Scenario 4, distlock through @DistributedLock(key = \"#key\") vs getLock(key).tryLock(3s)/unlock(); 4 threads");
 		pairTable(report, annotation);
+		if (!zkUncontended.isEmpty()) {
+			report.add("Scenario 7, ZooKeeper vs Curator's InterProcessMutex, each client a session of its own");
+			report.add("7a, one server, uncontended: 4 threads, a key each, lock()+unlock() pairs; one client");
+			pairTable(report, zkUncontended);
+			report.add("7b, one server, contended: 8 threads on one key, 4 clients; GET+SET of a Redis counter inside");
+			contendedTable(report, zkContended);
+			report.add("7c, a 3-server ensemble: 2 threads, a key each, lock()+unlock() pairs");
+			pairTable(report, zkEnsemble);
+		}
 		report.add("Scenario 5, memory after " + names + " distinct names taken and released once each (8 threads, client open)");
 		report.add(String.format(Locale.ROOT, "%-14s %12s %14s %10s %10s", "library", "heap +KiB", "redis +KiB", "keys left",
 				"names/s"));
@@ -158,10 +170,10 @@ public final class LockBenchmarks {
 				result.heapGrowthBytes() / 1024, result.redisGrowthBytes() / 1024, result.keysLeft(), result.namesPerSecond())));
 		report.add("");
 		results(report, "uncontended", uncontended);
-		contended.forEach((name, result) -> report.add(String.format(Locale.ROOT,
-				"RESULT scenario=contended lib=%s acqPerSec=%.0f handoffP50us=%d handoffP99us=%d lockWaitP99us=%d fairness=%.2f",
-				name, result.opsPerSecond, micros(result.handoff, 50), micros(result.handoff, 99), micros(result.pair, 99),
-				result.fairness)));
+		contendedResults(report, "contended", contended);
+		results(report, "zookeeper-uncontended", zkUncontended);
+		contendedResults(report, "zookeeper-contended", zkContended);
+		results(report, "zookeeper-ensemble", zkEnsemble);
 		results(report, "redlock", redlock);
 		results(report, "annotation", annotation);
 		memory.forEach((name, result) -> report.add(String.format(Locale.ROOT,
@@ -172,7 +184,58 @@ public final class LockBenchmarks {
 		ratios(report, "contended", contended, "distlock");
 		ratios(report, "redlock", redlock, "distlock");
 		ratios(report, "annotation", annotation, "annotation");
+		ratios(report, "zookeeper-uncontended", zkUncontended, "distlock");
+		ratios(report, "zookeeper-contended", zkContended, "distlock");
+		ratios(report, "zookeeper-ensemble", zkEnsemble, "distlock");
 		report.forEach(System.out::println);
+	}
+
+	/**
+	 * Scenario 7: distlock's ZooKeeper lock against Curator's {@code InterProcessMutex}, on one real
+	 * ZooKeeper server and on a 3-server ensemble (both started here, in this JVM, on free ports).
+	 * The contended run keeps scenario 2's Redis counter, so a lost update is caught the same way.
+	 */
+	private static void zooKeeper(RedisServerProcess redis, Duration warmup, Duration duration,
+			Map<String, Result> uncontended, Map<String, Result> contended, Map<String, Result> ensemble) throws Exception {
+		try (TestingServer server = new TestingServer(ZooKeeperContenders.spec(-1), true)) {
+			List<Contender> contenders = ZooKeeperContenders.all(server.getConnectString());
+			for (Contender contender : contenders) {
+				uncontended(contender, 4, warmup, warmup);
+			}
+			for (Contender contender : contenders) {
+				uncontended.put(contender.name(), uncontended(contender, 4, warmup, duration));
+			}
+			for (Contender contender : contenders) {
+				contended.put(contender.name(), contended(contender, redis, warmup, duration));
+				redis.command("FLUSHALL");
+			}
+		}
+		try (TestingCluster cluster = new TestingCluster(ZooKeeperContenders.ensemble())) {
+			cluster.start();
+			List<Contender> contenders = ZooKeeperContenders.all(cluster.getConnectString());
+			for (Contender contender : contenders) {
+				uncontended(contender, 2, warmup, warmup);
+			}
+			for (Contender contender : contenders) {
+				ensemble.put(contender.name(), uncontended(contender, 2, warmup, duration));
+			}
+		}
+	}
+
+	private static void contendedTable(List<String> report, Map<String, Result> results) {
+		report.add(String.format(Locale.ROOT, "%-14s %10s %12s %12s %14s %12s", "library", "acq/s", "handoff p50", "handoff p99",
+				"lock+wait p99", "min/max"));
+		results.forEach((name, result) -> report.add(String.format(Locale.ROOT, "%-14s %10.0f %9d us %9d us %11d us %12.2f", name,
+				result.opsPerSecond, micros(result.handoff, 50), micros(result.handoff, 99), micros(result.pair, 99),
+				result.fairness)));
+		report.add("");
+	}
+
+	private static void contendedResults(List<String> report, String scenario, Map<String, Result> results) {
+		results.forEach((name, result) -> report.add(String.format(Locale.ROOT,
+				"RESULT scenario=%s lib=%s acqPerSec=%.0f handoffP50us=%d handoffP99us=%d lockWaitP99us=%d fairness=%.2f",
+				scenario, name, result.opsPerSecond, micros(result.handoff, 50), micros(result.handoff, 99),
+				micros(result.pair, 99), result.fairness)));
 	}
 
 	private static long micros(Histogram histogram, double percentile) {
