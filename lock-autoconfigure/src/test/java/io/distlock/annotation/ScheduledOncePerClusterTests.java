@@ -27,7 +27,7 @@ import io.distlock.testing.RedisServerExtension;
  * instances with the same fixed-rate job, started a little apart as real instances are, over one
  * Redis. With {@code holdAtLeast} the job ran once per period and never twice at once; without it
  * (the control) a short job releases its lock in milliseconds and the later instances run it again
- * in the same period.
+ * in the same period. {@link ClusterSingleton} is the first recipe under one name.
  */
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
 class ScheduledOncePerClusterTests {
@@ -49,13 +49,13 @@ class ScheduledOncePerClusterTests {
 	@Test
 	void withHoldAtLeastTheJobRunsOncePerPeriodAcrossThreeInstances() throws Exception {
 		List<Long> starts = runInstances("kept");
-		assertThat(overlaps).hasValue(0);
-		assertThat(starts).hasSizeBetween(PERIODS - 1, PERIODS + 1);
-		for (int i = 1; i < starts.size(); i++) {
-			assertThat(Duration.ofNanos(starts.get(i) - starts.get(i - 1)))
-				.as("run %d came %d ms after the one before", i, (starts.get(i) - starts.get(i - 1)) / 1_000_000)
-				.isGreaterThanOrEqualTo(Duration.ofMillis(800));
-		}
+		assertOncePerPeriod(starts);
+	}
+
+	@Test
+	void clusterSingletonIsTheSameRecipeUnderOneName() throws Exception {
+		List<Long> starts = runInstances("singleton");
+		assertOncePerPeriod(starts);
 	}
 
 	@Test
@@ -63,6 +63,16 @@ class ScheduledOncePerClusterTests {
 		List<Long> starts = runInstances("released");
 		assertThat(overlaps).as("the lock still keeps runs apart").hasValue(0);
 		assertThat(starts.size()).as("runs in %d periods", PERIODS).isGreaterThan(PERIODS * 2);
+	}
+
+	private static void assertOncePerPeriod(List<Long> starts) {
+		assertThat(overlaps).hasValue(0);
+		assertThat(starts).hasSizeBetween(PERIODS - 1, PERIODS + 1);
+		for (int i = 1; i < starts.size(); i++) {
+			assertThat(Duration.ofNanos(starts.get(i) - starts.get(i - 1)))
+				.as("run %d came %d ms after the one before", i, (starts.get(i) - starts.get(i - 1)) / 1_000_000)
+				.isGreaterThanOrEqualTo(Duration.ofMillis(800));
+		}
 	}
 
 	private static List<Long> runInstances(String job) throws InterruptedException {
@@ -102,6 +112,14 @@ class ScheduledOncePerClusterTests {
 		@DistributedLock(key = "'report-kept'", waitTime = "0s", onFailure = OnLockFailure.SKIP, holdAtLeast = "800ms")
 		public void kept() {
 			if ("kept".equals(this.job)) {
+				work();
+			}
+		}
+
+		@Scheduled(fixedRate = PERIOD_MS)
+		@ClusterSingleton(holdAtLeast = "800ms")
+		public void singleton() {
+			if ("singleton".equals(this.job)) {
 				work();
 			}
 		}
