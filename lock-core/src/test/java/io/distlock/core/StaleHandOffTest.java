@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
@@ -36,22 +35,12 @@ class StaleHandOffTest {
 		}
 	}
 
-	static final class FakeBackend implements LockBackend {
+	/** Announces a stale hand-off to the attempt while its call finds the lock someone else's. */
+	static final class FakeBackend extends StubBackend {
 
 		final AtomicBoolean sent = new AtomicBoolean();
 
 		volatile Consumer<String> messages;
-
-
-		@Override
-		public boolean queuesWaiters() {
-			return true;
-		}
-
-		@Override
-		public Acquisition acquire(String name, String owner, int heldCount, Duration lease) {
-			throw new UnsupportedOperationException();
-		}
 
 		@Override
 		public Acquisition acquire(String name, String owner, int heldCount, Duration lease, Duration queueFor,
@@ -73,37 +62,14 @@ class StaleHandOffTest {
 		}
 
 		@Override
-		public void leaveQueue(String name, String owner, String ticket, boolean passOnHandOff) {
-		}
-
-		@Override
 		public List<Boolean> renew(List<HoldRef> holds, Duration lease) {
 			return holds.stream().map(hold -> false).toList();
-		}
-
-		@Override
-		public boolean isHeldBy(String name, String owner) {
-			return false;
-		}
-
-		@Override
-		public Duration remainingLease(String name) {
-			return Duration.ofSeconds(10);
 		}
 
 		@Override
 		public AutoCloseable subscribe(String name, Consumer<String> onRelease) {
 			this.messages = onRelease;
 			return () -> this.messages = null;
-		}
-
-		@Override
-		public Health health() {
-			return new Health(true, Map.of());
-		}
-
-		@Override
-		public void close() {
 		}
 
 	}
