@@ -3,6 +3,7 @@ package io.distlock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Hands out distributed locks by name. The entry point of distlock: one registry per client
@@ -41,6 +42,41 @@ public interface LockRegistry {
 			throws InterruptedException {
 		throw new UnsupportedOperationException(getClass().getName() + " keeps holds per thread only; locks for "
 				+ "future or reactive methods need a distlock registry");
+	}
+
+	/**
+	 * Takes a lock for a piece of work without blocking the calling thread: the non-blocking face of
+	 * {@link #tryLockForWork(String, Duration, Duration)}, for reactive and future-based code (an
+	 * event loop may call it). The returned future completes with the hold, or with empty if another
+	 * holder kept the lock for the whole wait; it fails with {@link LockBackendException} if the
+	 * backend did not answer, and with {@link IllegalStateException} if the registry is closed.
+	 * <p>Cancelling the future ends the wait: the acquisition leaves the lock's queue, and a hold it
+	 * won at that moment is released, never left behind. Holds taken this way belong to the work,
+	 * as with {@code tryLockForWork}: not reentrant, released by {@link WorkHold#release()} or
+	 * {@link WorkHold#releaseAsync()} from any thread.
+	 * @param name the lock's name
+	 * @param waitTime how long to wait for it; zero: one try
+	 * @param leaseTime the lease, or {@code null} for the watchdog
+	 * @return the hold to come, or empty if not acquired within the wait
+	 * @throws IllegalArgumentException if the name or the lease is invalid
+	 */
+	default CompletableFuture<Optional<WorkHold>> tryLockForWorkAsync(String name, Duration waitTime,
+			Duration leaseTime) {
+		return CompletableFuture.failedFuture(new UnsupportedOperationException(getClass().getName()
+				+ " has no non-blocking acquisition; locks for reactive code need a distlock registry"));
+	}
+
+	/**
+	 * As {@link #tryLockForWorkAsync(String, Duration, Duration)}, waiting as long as it takes (until
+	 * the future is cancelled, or the registry closes).
+	 * @param name the lock's name
+	 * @param leaseTime the lease, or {@code null} for the watchdog
+	 * @return the hold to come
+	 * @throws IllegalArgumentException if the name or the lease is invalid
+	 */
+	default CompletableFuture<WorkHold> lockForWorkAsync(String name, Duration leaseTime) {
+		return CompletableFuture.failedFuture(new UnsupportedOperationException(getClass().getName()
+				+ " has no non-blocking acquisition; locks for reactive code need a distlock registry"));
 	}
 
 	/**

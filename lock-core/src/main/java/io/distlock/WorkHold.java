@@ -1,5 +1,7 @@
 package io.distlock;
 
+import java.util.concurrent.CompletableFuture;
+
 /**
  * A hold that belongs to a piece of work rather than to a thread: the work of a method that returns
  * a {@code CompletableFuture} or a reactive stream, which may finish on any thread. It has an owner
@@ -23,6 +25,15 @@ public interface WorkHold {
 	 * @throws LockBackendException if the backend did not answer; the hold then expires within its lease
 	 */
 	void release();
+
+	/**
+	 * Releases the hold like {@link #release()}, without blocking the calling thread: the backend
+	 * call runs on the registry's own threads.
+	 * @return completes when the hold is released, or fails as {@link #release()} would throw
+	 */
+	default CompletableFuture<Void> releaseAsync() {
+		return CompletableFuture.runAsync(this::release);
+	}
 
 	/**
 	 * Releases the hold like {@link #release()} but leaves the lock taken for {@code keep} more,

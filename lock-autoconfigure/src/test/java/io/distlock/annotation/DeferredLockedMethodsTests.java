@@ -32,6 +32,8 @@ import org.springframework.context.annotation.Configuration;
 import io.distlock.DistLock;
 import io.distlock.LockAcquisitionException;
 import io.distlock.LockRegistry;
+import io.distlock.LockRegistryStats;
+import io.distlock.WorkHold;
 import io.distlock.aop.DistributedLockObserver;
 import io.distlock.testing.RedisServerExtension;
 import reactor.core.Disposable;
@@ -169,6 +171,37 @@ class DeferredLockedMethodsTests {
 		for (int key = 0; key < 10; key++) {
 			assertThat(Work.maxInside("keyed-" + key)).as("bodies of key %d inside at once", key).isEqualTo(1);
 		}
+	}
+
+	@Test
+	void monosWaitingForTheirLockTakeNoThread() throws Exception {
+		WorkHold holder = registry(1).tryLockForWork("keyed-42", Duration.ZERO, null).orElseThrow();
+		try {
+			// One waiting subscription first, so that whatever any wait needs runs already.
+			List<Mono<Integer>> monos = new ArrayList<>(List.of(this.first.keyed(42)));
+			Flux<Integer> first = Flux.merge(monos.get(0)).cache();
+			first.subscribe();
+			await().atMost(Duration.ofSeconds(10)).until(() -> waitingIn(0) == 1);
+			int before = Thread.activeCount();
+			for (int i = 1; i < 200; i++) {
+				monos.add(((i % 2 == 0) ? this.first : this.second).keyed(42));
+			}
+			Flux<Integer> rest = Flux.merge(Flux.fromIterable(monos.subList(1, 200)), 200).cache();
+			rest.subscribe();
+			await().atMost(Duration.ofSeconds(10)).until(() -> waitingIn(0) + waitingIn(1) == 200);
+			assertThat(Thread.activeCount() - before).as("threads added by 199 waiting subscriptions").isLessThan(10);
+			assertThat(Work.runs("keyed-42")).isZero();
+			holder.release();
+			assertThat(first.concatWith(rest).collectList().block(Duration.ofSeconds(120))).hasSize(200);
+			assertThat(Work.maxInside("keyed-42")).isEqualTo(1);
+		}
+		finally {
+			holder.release();
+		}
+	}
+
+	private int waitingIn(int instance) {
+		return ((LockRegistryStats) registry(instance)).waitingThreads();
 	}
 
 	@Test

@@ -235,7 +235,7 @@ final class DeferredLocking {
 		return this.interceptor.onFailure(call.attribute(), failure, call.context());
 	}
 
-	private void observeAcquisition(Call call, DistributedLockObserver.Outcome outcome, long start) {
+	void observeAcquisition(Call call, DistributedLockObserver.Outcome outcome, long start) {
 		Duration waited = Duration.ofNanos(System.nanoTime() - start);
 		this.interceptor.observe(observer -> observer.acquisition(call.attribute().metricName(),
 				call.attribute().registryName(), outcome, waited));
@@ -250,7 +250,7 @@ final class DeferredLocking {
 		};
 	}
 
-	private static void releaseQuietly(List<WorkHold> held) {
+	static void releaseQuietly(List<WorkHold> held) {
 		releaseQuietly(held, null, 0);
 	}
 

@@ -186,9 +186,7 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
 					hold = take.take(name, left.isNegative() ? Duration.ZERO : left);
 				}
 				catch (IllegalArgumentException refused) {
-					throw new IllegalArgumentException("@DistributedLock " + attribute.description()
-							+ ": the lock registry refused the lock name its key produced, and the method was not run: "
-							+ refused.getMessage(), refused);
+					throw refusedName(attribute, refused);
 				}
 				if (hold == null) {
 					return null;
@@ -204,6 +202,13 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
 			Thread.currentThread().interrupt();
 			return ex;
 		}
+	}
+
+	/** @return the registry's refusal of a lock name, naming the method whose key produced it */
+	static IllegalArgumentException refusedName(LockAttribute attribute, IllegalArgumentException refused) {
+		return new IllegalArgumentException("@DistributedLock " + attribute.description()
+				+ ": the lock registry refused the lock name its key produced, and the method was not run: "
+				+ refused.getMessage(), refused);
 	}
 
 	/** Takes one lock, for a thread or for a piece of work. */

@@ -1,5 +1,6 @@
 package io.distlock.aop;
 
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 
@@ -18,18 +19,17 @@ import reactor.core.scheduler.Schedulers;
 /**
  * {@link DeferredLocking} for Reactor's {@link Mono} and {@link Flux}: the locks are taken on
  * subscription (assembling a Mono takes nothing), held until it completes, fails or is cancelled,
- * and waited for and released on threads of distlock's own, so no event-loop thread ever waits for
- * a lock. Loaded only where Reactor is on the classpath.
+ * waited for without any thread (the registry's non-blocking acquisition), and released on threads
+ * of distlock's own, so no event-loop thread ever waits for a lock. Loaded only where Reactor is on
+ * the classpath.
  */
 final class ReactorLocking {
 
 	/**
-	 * Where subscriptions wait for their locks: a scheduler of distlock's own, so that waiters never
-	 * take the threads (Reactor's bounded-elastic ones) that holders need to finish their work.
+	 * Where a method runs once its locks are taken: Reactor's bounded-elastic scheduler, where its
+	 * assembly may block as it could on the subscribing thread of a blocking caller.
 	 */
-	private static final SingletonSupplier<Scheduler> WAITS = SingletonSupplier
-		.of(() -> Schedulers.newBoundedElastic(Math.max(64, Runtime.getRuntime().availableProcessors() * 16), 100_000,
-				"distlock-lock-wait", 60, true));
+	private static final SingletonSupplier<Scheduler> WORK = SingletonSupplier.of(Schedulers::boundedElastic);
 
 	private static final SingletonSupplier<Scheduler> RELEASES = SingletonSupplier
 		.of(() -> Schedulers.fromExecutorService(DeferredLocking.RELEASES, "distlock-release"));
@@ -64,21 +64,28 @@ final class ReactorLocking {
 	}
 
 	/**
-	 * One subscription's acquisition. A cancel can arrive while the locks are being taken, or after
-	 * they were taken but before the work claimed them, and Reactor drops a value that arrives after
-	 * a cancel: then the holds are given back here, unless the work claimed them first (then
+	 * One subscription's acquisition, which waits without a thread. A cancel can arrive while the
+	 * locks are being taken (the acquisition gives up and gives back what it took), or after they
+	 * were taken but before the work claimed them, and Reactor drops a value that arrives after a
+	 * cancel: then the holds are given back here, unless the work claimed them first (then
 	 * {@code usingWhen} releases them when the work ends).
 	 */
 	private static Mono<DeferredLocking.Acquired> acquireOnce(DeferredLocking locking, DeferredLocking.Call call) {
 		AtomicReference<Object> state = new AtomicReference<>();
-		return Mono.fromCallable(() -> {
-			DeferredLocking.Acquired acquired = locking.acquire(call);
+		CompletableFuture<DeferredLocking.Acquired> acquisition = DeferredAcquisition.start(locking, call);
+		CompletableFuture<DeferredLocking.Acquired> delivered = acquisition.thenApply(acquired -> {
 			if (!state.compareAndSet(null, acquired) && acquired.giveBack()) {
-				locking.release(call, acquired);
+				RELEASES.get().schedule(() -> locking.release(call, acquired));
 			}
 			return acquired;
-		}).subscribeOn(WAITS.get()).doOnCancel(() -> {
-			if (state.getAndSet(CANCELLED) instanceof DeferredLocking.Acquired acquired && acquired.giveBack()) {
+		});
+		// The method and its publisher run on a thread that may block, not on distlock's call threads.
+		return Mono.fromFuture(delivered, true).publishOn(WORK.get()).doOnCancel(() -> {
+			Object previous = state.getAndSet(CANCELLED);
+			if (previous == null) {
+				acquisition.cancel(false);
+			}
+			else if (previous instanceof DeferredLocking.Acquired acquired && acquired.giveBack()) {
 				RELEASES.get().schedule(() -> locking.release(call, acquired));
 			}
 		});
@@ -92,7 +99,7 @@ final class ReactorLocking {
 		LockContext.push(acquired.tokens());
 		try {
 			// Later advice (AspectJ aspects, AopContext) looks the invocation up in a thread-local
-			// that this thread (a lock-wait thread) does not have.
+			// that this thread (a bounded-elastic one) does not have.
 			Object result = ExposeInvocationInterceptor.INSTANCE.invoke(call);
 			return (result != null) ? (Publisher<Object>) result : Mono.empty();
 		}

@@ -37,6 +37,15 @@ final class DeadlineGuard implements AutoCloseable {
 		return armed;
 	}
 
+	/**
+	 * Runs a short task on the timer thread after a while: the wake-up of an acquisition that waits
+	 * without a thread. The task must only hand work on.
+	 * @return the scheduled task, to cancel
+	 */
+	ScheduledFuture<?> schedule(Runnable task, long nanos) {
+		return this.timer.schedule(task, nanos, TimeUnit.NANOSECONDS);
+	}
+
 	@Override
 	public void close() {
 		this.timer.shutdownNow();

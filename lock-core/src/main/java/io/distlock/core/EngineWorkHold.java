@@ -1,6 +1,8 @@
 package io.distlock.core;
 
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.distlock.WorkHold;
@@ -40,6 +42,17 @@ final class EngineWorkHold implements WorkHold {
 		// Completion and cancellation can race to end the work: the hold is released once.
 		if (this.released.compareAndSet(false, true)) {
 			this.engine.release(this.name, this.owner);
+		}
+	}
+
+	@Override
+	public CompletableFuture<Void> releaseAsync() {
+		try {
+			return CompletableFuture.runAsync(this::release, this.engine.calls);
+		}
+		catch (RejectedExecutionException closed) {
+			// The registry closed: its backend is gone and the hold expires within its lease.
+			return CompletableFuture.failedFuture(this.engine.closedException(this.name));
 		}
 	}
 

@@ -5,7 +5,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.ForkJoinWorkerThread;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.slf4j.Logger;
@@ -34,51 +40,57 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 	private static final Logger log = LoggerFactory.getLogger(LockEngine.class);
 
 	/** How long a waiter sleeps when the holder's TTL is unknown or already over. */
-	private static final long RETRY_NANOS = Duration.ofMillis(10).toNanos();
-
-	/** Acquisitions answered only after their lease had run out, in a row, before giving up. */
-	private static final int MAX_LATE_REPLIES = 3;
+	static final long RETRY_NANOS = Duration.ofMillis(10).toNanos();
 
 	/** The least time a timed acquisition gets for its backend calls, even with a zero wait. */
-	private static final long MIN_ATTEMPT_NANOS = Duration.ofSeconds(1).toNanos();
+	static final long MIN_ATTEMPT_NANOS = Duration.ofSeconds(1).toNanos();
 
 	/** How far past its wait a timed acquisition may block on the backend before it is cut off. */
-	private static final long DEADLINE_GRACE_NANOS = Duration.ofMillis(100).toNanos();
+	static final long DEADLINE_GRACE_NANOS = Duration.ofMillis(100).toNanos();
 
 	/** The first and the longest sleep between attempts while release notifications cannot be received. */
-	private static final long UNSUBSCRIBED_FIRST_SLEEP_NANOS = Duration.ofMillis(5).toNanos();
+	static final long UNSUBSCRIBED_FIRST_SLEEP_NANOS = Duration.ofMillis(5).toNanos();
 
-	private static final long UNSUBSCRIBED_MAX_SLEEP_NANOS = Duration.ofMillis(100).toNanos();
+	static final long UNSUBSCRIBED_MAX_SLEEP_NANOS = Duration.ofMillis(100).toNanos();
 
 	/** How long unlock() waits for the backend beyond the hold's confirmed lease. */
 	private static final Duration RELEASE_MIN_WAIT = Duration.ofSeconds(1);
 
 	/** Numbers this client's waiting attempts (with the owner id, a hand-off names exactly one). */
-	private final AtomicLong tickets = new AtomicLong();
+	final AtomicLong tickets = new AtomicLong();
 
-	private final LockBackend backend;
+	final LockBackend backend;
 
-	private final LockEngineOptions options;
+	final LockEngineOptions options;
 
-	private final ConcurrentHashMap<HoldKey, Hold> holds = new ConcurrentHashMap<>();
+	final ConcurrentHashMap<HoldKey, Hold> holds = new ConcurrentHashMap<>();
 
 	/** Explicit-lease holds whose lease ran out before their live owner released them; reported lost. */
-	private final ConcurrentHashMap<HoldKey, Hold> expired = new ConcurrentHashMap<>();
+	final ConcurrentHashMap<HoldKey, Hold> expired = new ConcurrentHashMap<>();
 
-	private final ReleaseWaits waits;
+	final ReleaseWaits waits;
 
-	private final Watchdog watchdog;
+	final Watchdog watchdog;
 
-	private final DeadlineGuard deadlines;
+	final DeadlineGuard deadlines;
 
 	private final ListenerNotifier listeners;
 
 	private final AtomicLong lostHolds = new AtomicLong();
 
-	private volatile boolean closed;
+	volatile boolean closed;
+
+	/** Whether close() ran: it runs once, whoever else calls it later. */
+	private final AtomicBoolean closing = new AtomicBoolean();
 
 	/** Numbers the owners of holds that belong to work rather than to a thread. */
 	private final AtomicLong workOwners = new AtomicLong();
+
+	/**
+	 * Where acquisitions that wait without a thread make their backend calls, and where work holds
+	 * are released asynchronously: a thread is taken for the length of one call, never for a wait.
+	 */
+	final ExecutorService calls;
 
 	/** Each thread's owner id, built once per thread rather than on every call. */
 	private final ThreadLocal<String> owners;
@@ -95,6 +107,7 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 				this::markLost, this::renewalFailed);
 		this.deadlines = new DeadlineGuard(options.clientId());
 		this.listeners = new ListenerNotifier(options.clientId(), options.listeners());
+		this.calls = callThreads(options.clientId());
 		this.owners = ThreadLocal.withInitial(() -> options.clientId() + ":" + Thread.currentThread().getId());
 	}
 
@@ -204,6 +217,54 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 		return Optional.of(new EngineWorkHold(this, name, owner));
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * <p>The wait holds no thread: the backend calls run on a few {@code distlock-call} threads of
+	 * this registry, one call at a time per acquisition, and the waiting between them is done by
+	 * release messages, hand-offs and a timer.
+	 */
+	@Override
+	public CompletableFuture<Optional<WorkHold>> tryLockForWorkAsync(String name, Duration waitTime, Duration leaseTime) {
+		Duration wait = (waitTime != null && !waitTime.isNegative()) ? waitTime : Duration.ZERO;
+		return acquireForWork(name, wait, leaseTime);
+	}
+
+	@Override
+	public CompletableFuture<WorkHold> lockForWorkAsync(String name, Duration leaseTime) {
+		return acquireForWork(name, null, leaseTime).thenApply(Optional::get);
+	}
+
+	private CompletableFuture<Optional<WorkHold>> acquireForWork(String name, Duration wait, Duration leaseTime) {
+		requireName(name);
+		Duration lease = (leaseTime != null) ? requirePositiveLease(name, leaseTime) : null;
+		if (this.closed) {
+			return CompletableFuture.failedFuture(closedException(name));
+		}
+		Attempt attempt = new Attempt(this, name, newWorkOwner(), false,
+				(lease != null) ? lease : this.options.defaultLease(), false);
+		return new AsyncAcquisition(this, attempt, wait).start();
+	}
+
+	/**
+	 * An owner of its own, never a thread's: the work may end on any thread, and the thread that took
+	 * the hold may take the lock again meanwhile (then it waits like any other owner).
+	 */
+	private String newWorkOwner() {
+		return this.options.clientId() + ":w" + Long.toString(this.workOwners.incrementAndGet(), 36);
+	}
+
+	private static ExecutorService callThreads(String clientId) {
+		String prefix = "distlock-call-" + clientId.substring(0, Math.min(8, clientId.length())) + "-";
+		AtomicInteger count = new AtomicInteger();
+		// Submitting to a fork-join pool never parks the submitting thread (an event loop, a timer).
+		return new ForkJoinPool(Math.max(4, 2 * Runtime.getRuntime().availableProcessors()), pool -> {
+			ForkJoinWorkerThread thread = ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(pool);
+			thread.setName(prefix + count.incrementAndGet());
+			thread.setDaemon(true);
+			return thread;
+		}, null, true);
+	}
+
 	/** @return the owner id of the calling thread */
 	public String currentOwner() {
 		return this.owners.get();
@@ -216,11 +277,16 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 	 */
 	@Override
 	public void close() {
+		if (!this.closing.compareAndSet(false, true)) {
+			return;
+		}
 		this.closed = true;
 		// Only out of the queues, before the backend goes: a hold handed to a waiter meanwhile is that
 		// waiter's, and only the waiter may give it back (it may have taken it up already; releasing
 		// it from here let a second holder in).
 		this.waits.closeAll(waiter -> leaveQueue(waiter.name(), waiter.owner(), waiter.ticket(), false));
+		// Steps already asked for still run, find the registry closed and end their futures.
+		this.calls.shutdown();
 		this.watchdog.close();
 		this.deadlines.close();
 		this.listeners.close();
@@ -300,7 +366,7 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 		boolean forever = wait == null;
 		boolean mayWait = forever || (!wait.isNegative() && !wait.isZero());
 		long deadline = forever ? 0 : System.nanoTime() + saturatedNanos(wait);
-		Attempt attempt = new Attempt(name, owner, threadBound, lease, forever && !interruptible);
+		Attempt attempt = new Attempt(this, name, owner, threadBound, lease, forever && !interruptible);
 		boolean acquired = false;
 		try {
 			// Threads of this client already queued for the lock go first; only re-entry may pass them.
@@ -415,7 +481,7 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 	 * Sends a waiting attempt out of the backend's queue. It never fails the caller and keeps its
 	 * interrupt status: a place left behind lapses within its place time by itself.
 	 */
-	private void leaveQueue(String name, String owner, String ticket, boolean passOnHandOff) {
+	void leaveQueue(String name, String owner, String ticket, boolean passOnHandOff) {
 		boolean interrupted = Thread.interrupted();
 		try {
 			this.backend.leaveQueue(name, owner, ticket, passOnHandOff);
@@ -431,201 +497,9 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 		}
 	}
 
-	private IllegalStateException closedException(String name) {
+	IllegalStateException closedException(String name) {
 		return new IllegalStateException("Lock registry of client " + this.options.clientId()
 				+ " is closed; cannot acquire lock '" + name + "'");
-	}
-
-	/** One thread's acquisition of one lock, over one or more backend calls. */
-	private final class Attempt {
-
-		final String name;
-
-		final String owner;
-
-		final Duration explicitLease;
-
-		/** Whether the hold will belong to the calling thread; otherwise to a piece of work. */
-		final boolean threadBound;
-
-		final HoldKey key;
-
-		final String ticket;
-
-		/**
-		 * How long the backend keeps this attempt's place in its queue, and a hold handed to it,
-		 * without hearing from it: never longer than the lease, so that a frozen or vanished waiter
-		 * holds others up no longer than a crashed holder would.
-		 */
-		final long placeNanos;
-
-		/** lock(): an interrupt neither ends it nor fails a backend call; it is re-sent and the interrupt kept. */
-		final boolean uninterruptible;
-
-		/** Whether the backend may have queued this owner (it must then leave the queue on failure). */
-		boolean queued;
-
-		/** Whether a first acquisition was sent and no answer came: it may have taken the lock. */
-		boolean unanswered;
-
-		/** Whether an interrupt arrived during an uninterruptible acquisition, to be restored at its end. */
-		boolean deferredInterrupt;
-
-		/**
-		 * When the last call that found the lock taken started: a hand-off to this attempt came after
-		 * that call ran, so its lease started later.
-		 */
-		long refusedAt;
-
-		/**
-		 * The last token the backend had handed out at that call: a hand-off with a token up to this
-		 * was made before it, so that call found the hand-off lapsed.
-		 */
-		long refusedToken;
-
-		Attempt(String name, String owner, boolean threadBound, Duration explicitLease, boolean uninterruptible) {
-			this.name = name;
-			this.owner = owner;
-			this.threadBound = threadBound;
-			this.explicitLease = explicitLease;
-			this.key = new HoldKey(name, owner);
-			this.ticket = Long.toString(LockEngine.this.tickets.incrementAndGet(), 36);
-			this.placeNanos = Math.min(LockBackend.QUEUE_PLACE.toNanos(), saturatedNanos(lease()));
-			this.uninterruptible = uninterruptible;
-		}
-
-		/** How long the backend may queue this attempt now: until its wait ends, at most its place time. */
-		long queueFor(boolean forever, long deadline) {
-			return forever ? this.placeNanos : Math.max(1, Math.min(this.placeNanos, deadline - System.nanoTime()));
-		}
-
-		boolean mayHaveBackendState() {
-			return this.queued || this.unanswered;
-		}
-
-		/**
-		 * Whether a hand-off that reached this thread at {@code now} can be taken up without asking the
-		 * backend: its provisional lease started after {@link #refusedAt}, so until half of it has passed
-		 * since then, at least half remains, enough for the extension to land.
-		 */
-		boolean handOffStillFresh(long now) {
-			return now - (this.refusedAt + this.placeNanos / 2) < 0;
-		}
-
-		/**
-		 * One attempt: acquires or re-enters and records the hold.
-		 * @param queueNanos how long the backend may queue this owner if the lock is taken; 0: not at all
-		 * @return {@code null} if acquired, else how long to wait at most before trying again
-		 */
-		Duration tryOnce(long queueNanos) {
-			if (LockEngine.this.closed) {
-				throw closedException(this.name);
-			}
-			Hold hold = LockEngine.this.holds.get(this.key);
-			if (hold != null && hold.lost() != null) {
-				throw new LockLostException(hold.lost());
-			}
-			if (hold == null) {
-				// An explicit lease that ran out unreleased was reported then; this is a new hold.
-				LockEngine.this.expired.remove(this.key);
-			}
-			int held = (hold != null) ? hold.count() : 0;
-			Duration lease = lease();
-			boolean first = held == 0 && LockEngine.this.backend.queuesWaiters();
-			// Re-entry never waits, so only a first acquisition is queued.
-			Duration queueFor = first ? Duration.ofNanos(queueNanos) : Duration.ZERO;
-			if (queueFor.toMillis() > 0) {
-				this.queued = true;
-			}
-			long start;
-			Acquisition result;
-			int lateReplies = 0;
-			while (true) {
-				start = System.nanoTime();
-				this.unanswered = first;
-				result = call(held, lease, queueFor);
-				this.unanswered = false;
-				if (hold != null || result.status() != Acquisition.Status.ACQUIRED
-						|| !LockEngine.this.backend.leasesExpire()
-						|| System.nanoTime() - (start + result.validity().toNanos()) < 0) {
-					break;
-				}
-				// The answer came only after the lease it gave had run out: this thread could not run for
-				// that long (a paused JVM, a long GC), and meanwhile the hold may have expired and the
-				// lock gone to another owner. Asking again takes the hold over (and extends it) if it is
-				// still this owner's; otherwise the lock is found taken, or taken afresh.
-				if (++lateReplies == MAX_LATE_REPLIES) {
-					// A backend slower than the lease, every time: no answer can be trusted, and asking on
-					// would keep the lock taken for nobody. What it took expires within its lease.
-					throw new LockBackendException(this.name, "Lock '" + this.name + "': the backend ("
-							+ LockEngine.this.backend.description() + ") answered " + MAX_LATE_REPLIES
-							+ " acquisitions in a row only after the lease they gave (" + lease.toMillis()
-							+ " ms) had run out; the lock was not taken. Use a longer lease.", null);
-				}
-			}
-			switch (result.status()) {
-				case ACQUIRED -> {
-					if (hold == null) {
-						record(result.token(), result.holdId(), start + result.validity().toNanos());
-					}
-					else {
-						hold.count(held + 1);
-						hold.confirmedUntil(start + result.validity().toNanos());
-					}
-					return null;
-				}
-				case HELD_BY_OTHER -> {
-					this.refusedAt = start;
-					this.refusedToken = result.token();
-					return result.ttl();
-				}
-				default -> throw new LockLostException(markLost(hold, "the backend no longer had the hold when its owner re-entered it"));
-			}
-		}
-
-		private Acquisition call(int held, Duration lease, Duration queueFor) {
-			while (true) {
-				try {
-					return LockEngine.this.backend.acquire(this.name, this.owner, held, lease, queueFor, this.ticket);
-				}
-				catch (RuntimeException ex) {
-					if (this.uninterruptible && Thread.interrupted()) {
-						// The call may or may not have landed; sent again, it sets the same state.
-						this.deferredInterrupt = true;
-						continue;
-					}
-					if (ex instanceof LockBackendException) {
-						throw ex;
-					}
-					throw new LockBackendException(this.name,
-							"Lock '" + this.name + "': " + LockEngine.this.backend.explain(ex), ex);
-				}
-			}
-		}
-
-		/**
-		 * A release handed the lock to this attempt while it waited, with a lease of at most
-		 * {@link #placeNanos}; the watchdog extends it to the hold's own lease if it is still held a
-		 * moment later.
-		 */
-		void granted(long token) {
-			Hold hold = record(token, null, this.refusedAt + this.placeNanos);
-			LockEngine.this.watchdog.extendHandedOver(hold, lease());
-		}
-
-		private Hold record(long token, String holdId, long confirmedUntilNanos) {
-			Hold hold = new Hold(this.name, this.owner, token, holdId, this.explicitLease == null,
-					LockEngine.this.options.clock().instant(), this.threadBound ? Thread.currentThread() : null);
-			// Confirmed before it is visible: the watchdog must never see a hold with no lease yet.
-			hold.confirmedUntil(confirmedUntilNanos);
-			LockEngine.this.holds.put(this.key, hold);
-			return hold;
-		}
-
-		private Duration lease() {
-			return (this.explicitLease != null) ? this.explicitLease : LockEngine.this.options.watchdogTimeout();
-		}
-
 	}
 
 	void release(String name, String owner) {
@@ -827,7 +701,7 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 		}
 	}
 
-	private LostHold markLost(Hold hold, String reason) {
+	LostHold markLost(Hold hold, String reason) {
 		LostHold lost = new LostHold(hold.name, hold.owner, hold.token, this.options.clock().instant(), reason);
 		if (!hold.markLost(lost)) {
 			return hold.lost();
@@ -861,7 +735,7 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 		}
 	}
 
-	private record HoldKey(String name, String owner) {
+	record HoldKey(String name, String owner) {
 	}
 
 }

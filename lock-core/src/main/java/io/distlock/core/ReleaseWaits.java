@@ -60,6 +60,15 @@ final class ReleaseWaits {
 	 * announced before.
 	 */
 	Waiter enter(String name, String owner, String ticket) {
+		return enter(name, owner, ticket, null);
+	}
+
+	/**
+	 * As {@link #enter(String, String, String)}, for a waiter that waits without a thread.
+	 * @param onWake run (under the room's lock, so it must only hand work on) whenever the waiter
+	 * would have been woken: a hand-off, its turn to try, the registry closing
+	 */
+	Waiter enter(String name, String owner, String ticket, Runnable onWake) {
 		Room room;
 		boolean first;
 		synchronized (this.rooms) {
@@ -71,7 +80,7 @@ final class ReleaseWaits {
 			}
 			room.members++;
 		}
-		Waiter waiter = room.join(owner, ticket);
+		Waiter waiter = room.join(owner, ticket, onWake);
 		if (first) {
 			Room subscribing = room;
 			inBackground(() -> subscribing.subscribe(this.backend, this.ownOwnerPrefix));
@@ -190,17 +199,58 @@ final class ReleaseWaits {
 
 		private final Condition turn;
 
+		/** For a waiter without a thread: what wakes it. */
+		private final Runnable onWake;
+
 		/** Set when this waiter, at the head, should try the lock now. Guarded by the room's lock. */
 		private boolean mustTry;
 
 		/** The fencing token of a hold handed to this waiter, or null. Guarded by the room's lock. */
 		private Long grantedToken;
 
-		Waiter(Room room, String owner, String ticket) {
+		Waiter(Room room, String owner, String ticket, Runnable onWake) {
 			this.room = room;
 			this.owner = owner;
 			this.ticket = ticket;
 			this.turn = room.lock.newCondition();
+			this.onWake = onWake;
+		}
+
+		/** Wakes the waiting thread, or hands the wake-up on. Called under the room's lock. */
+		private void wake() {
+			this.turn.signal();
+			if (this.onWake != null) {
+				this.onWake.run();
+			}
+		}
+
+		/**
+		 * What {@link #awaitTurn(long)} would answer at once, without waiting: for a waiter without a
+		 * thread, which comes back here when it is woken or its own timer runs out.
+		 */
+		Turn turnNow() {
+			this.room.lock.lock();
+			try {
+				if (this.grantedToken != null) {
+					return Turn.GRANTED;
+				}
+				this.mustTry = false;
+				return (this.room.queue.peekFirst() == this) ? Turn.TRY : Turn.WAIT;
+			}
+			finally {
+				this.room.lock.unlock();
+			}
+		}
+
+		/** @return whether something happened that {@link #awaitTurn(long)} would have woken up for */
+		boolean woken() {
+			this.room.lock.lock();
+			try {
+				return this.mustTry || this.grantedToken != null;
+			}
+			finally {
+				this.room.lock.unlock();
+			}
 		}
 
 		/**
@@ -274,10 +324,10 @@ final class ReleaseWaits {
 			this.name = name;
 		}
 
-		Waiter join(String owner, String ticket) {
+		Waiter join(String owner, String ticket, Runnable onWake) {
 			this.lock.lock();
 			try {
-				Waiter waiter = new Waiter(this, owner, ticket);
+				Waiter waiter = new Waiter(this, owner, ticket, onWake);
 				waiter.mustTry = this.queue.isEmpty();
 				this.queue.addLast(waiter);
 				return waiter;
@@ -296,7 +346,7 @@ final class ReleaseWaits {
 				if (wasHead && next != null) {
 					// The old head may have consumed a release it did not use; the new head must look.
 					next.mustTry = true;
-					next.turn.signal();
+					next.wake();
 				}
 			}
 			finally {
@@ -319,7 +369,7 @@ final class ReleaseWaits {
 			try {
 				for (Waiter waiter : this.queue) {
 					waiter.mustTry = true;
-					waiter.turn.signal();
+					waiter.wake();
 				}
 			}
 			finally {
@@ -334,7 +384,7 @@ final class ReleaseWaits {
 				Waiter head = this.queue.peekFirst();
 				if (head != null) {
 					head.mustTry = true;
-					head.turn.signal();
+					head.wake();
 				}
 			}
 			finally {
@@ -353,7 +403,7 @@ final class ReleaseWaits {
 				for (Waiter waiter : this.queue) {
 					if (waiter.owner.equals(owner) && waiter.ticket.equals(ticket)) {
 						waiter.grantedToken = token;
-						waiter.turn.signal();
+						waiter.wake();
 						return;
 					}
 				}

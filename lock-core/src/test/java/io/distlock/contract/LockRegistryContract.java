@@ -40,7 +40,7 @@ import io.distlock.testing.ThreadStates;
  * subscriptions. Two clients in one JVM behave like two processes.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-public abstract class LockRegistryContract {
+public abstract class LockRegistryContract implements AsyncLockingContract {
 
 	/** A watchdog lease short enough that tests can wait out several of them. */
 	protected static final Duration SHORT_WATCHDOG = Duration.ofMillis(600);
@@ -125,6 +125,16 @@ public abstract class LockRegistryContract {
 	/** @return a client with the default watchdog */
 	protected LockRegistry newClient() {
 		return newClient(Duration.ofSeconds(30));
+	}
+
+	@Override
+	public LockRegistry asyncClient() {
+		return newClient();
+	}
+
+	@Override
+	public SharedCounter asyncCounter(String name) {
+		return sharedCounter(name);
 	}
 
 	/** Closes something after the test. */

@@ -1,0 +1,150 @@
+package io.distlock.aop;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+
+import io.distlock.LockBackendException;
+import io.distlock.LockOrigin;
+import io.distlock.WorkHold;
+import io.distlock.annotation.LockFailure;
+
+/**
+ * Takes every lock of a deferred call without blocking a thread: one after another in the call's
+ * order, within one wait, all or none, through {@link io.distlock.LockRegistry#tryLockForWorkAsync}.
+ * The non-blocking twin of {@link DeferredLocking#acquire}: the same outcomes (the holds, or a
+ * failure for the method's policy, or an exception), the same observations.
+ *
+ * <p>Cancelling the returned future ends the acquisition: the lock being waited for is given up,
+ * and the holds taken so far are released, off the cancelling thread (an event loop, maybe).
+ */
+final class DeferredAcquisition {
+
+	private final DeferredLocking locking;
+
+	private final DeferredLocking.Call call;
+
+	private final long start = System.nanoTime();
+
+	/** Holds taken so far; only the chain's current step adds to it, after the previous one completed. */
+	private final List<WorkHold> held;
+
+	private final CompletableFuture<DeferredLocking.Acquired> result = new CompletableFuture<>();
+
+	/** The acquisition under way, to cancel with the whole. */
+	private volatile CompletableFuture<Optional<WorkHold>> current;
+
+	private DeferredAcquisition(DeferredLocking locking, DeferredLocking.Call call) {
+		this.locking = locking;
+		this.call = call;
+		this.held = new ArrayList<>(call.names().size());
+	}
+
+	/** @return the call's holds to come, or its failure; cancel it to give up */
+	static CompletableFuture<DeferredLocking.Acquired> start(DeferredLocking locking, DeferredLocking.Call call) {
+		DeferredAcquisition acquisition = new DeferredAcquisition(locking, call);
+		acquisition.result.whenComplete((acquired, error) -> {
+			CompletableFuture<Optional<WorkHold>> current = acquisition.current;
+			if (acquisition.result.isCancelled() && current != null) {
+				current.cancel(false);
+			}
+		});
+		acquisition.next();
+		return acquisition.result;
+	}
+
+	private void next() {
+		List<String> names = this.call.names();
+		if (this.held.size() == names.size()) {
+			acquired();
+			return;
+		}
+		String name = names.get(this.held.size());
+		Duration left = this.call.waitTime().minusNanos(System.nanoTime() - this.start);
+		LockAttribute attribute = this.call.attribute();
+		CompletableFuture<Optional<WorkHold>> step;
+		try {
+			// The registry records the origin for diagnostics from the calling thread.
+			step = LockOrigin.during(attribute.metricName(), attribute.description(), () -> this.call.locks()
+				.tryLockForWorkAsync(name, left.isNegative() ? Duration.ZERO : left, this.call.leaseTime()));
+		}
+		catch (IllegalArgumentException refused) {
+			fail(DistributedLockInterceptor.refusedName(attribute, refused));
+			return;
+		}
+		catch (RuntimeException | Error ex) {
+			fail(ex);
+			return;
+		}
+		this.current = step;
+		if (this.result.isDone()) {
+			step.cancel(false);
+		}
+		step.whenComplete((hold, error) -> {
+			if (error != null) {
+				Throwable cause = (error instanceof CompletionException && error.getCause() != null) ? error.getCause()
+						: error;
+				if (cause instanceof LockBackendException) {
+					stopShort(cause);
+				}
+				else if (cause instanceof CancellationException && this.result.isCancelled()) {
+					releaseHeld();
+				}
+				else {
+					fail(cause);
+				}
+				return;
+			}
+			if (hold.isEmpty()) {
+				stopShort(null);
+				return;
+			}
+			this.held.add(hold.get());
+			if (this.result.isDone()) {
+				// Cancelled while this lock was being taken.
+				releaseHeld();
+				return;
+			}
+			next();
+		});
+	}
+
+	private void acquired() {
+		this.locking.observeAcquisition(this.call, DistributedLockObserver.Outcome.ACQUIRED, this.start);
+		DeferredLocking.Acquired acquired = new DeferredLocking.Acquired(List.copyOf(this.held), null, System.nanoTime());
+		if (!this.result.complete(acquired)) {
+			releaseHeld();
+		}
+	}
+
+	/** Not acquired within the wait ({@code cause == null}), or the backend failed: the method's policy answers. */
+	private void stopShort(Throwable cause) {
+		releaseHeld();
+		this.locking.observeAcquisition(this.call, (cause == null) ? DistributedLockObserver.Outcome.TIMED_OUT
+				: DistributedLockObserver.Outcome.FAILED, this.start);
+		Duration waited = Duration.ofNanos(System.nanoTime() - this.start);
+		this.result.complete(new DeferredLocking.Acquired(List.of(), new LockFailure(this.call.names(),
+				this.call.attribute().method(), this.call.target(), this.call.arguments(), waited, cause), 0));
+	}
+
+	/** Anything else (a closed registry, a refused name, an Error) reaches the subscriber as it is. */
+	private void fail(Throwable ex) {
+		releaseHeld();
+		this.locking.observeAcquisition(this.call, DistributedLockObserver.Outcome.FAILED, this.start);
+		this.result.completeExceptionally(ex);
+	}
+
+	private void releaseHeld() {
+		if (this.held.isEmpty()) {
+			return;
+		}
+		List<WorkHold> taken = List.copyOf(this.held);
+		this.held.clear();
+		DeferredLocking.RELEASES.execute(() -> DeferredLocking.releaseQuietly(taken));
+	}
+
+}

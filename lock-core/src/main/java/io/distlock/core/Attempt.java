@@ -1,0 +1,211 @@
+package io.distlock.core;
+
+import java.time.Duration;
+
+import io.distlock.LockBackendException;
+import io.distlock.LockLostException;
+import io.distlock.core.LockBackend.Acquisition;
+import io.distlock.core.LockEngine.HoldKey;
+
+/**
+ * One acquisition of one lock by one owner, over one or more backend calls: what it asked, what the
+ * backend answered, and the hold it records when it wins. The waiting between calls is the
+ * caller's: a parked thread ({@link LockEngine}) or a chain of wake-ups ({@link AsyncAcquisition}).
+ */
+final class Attempt {
+
+	/** Acquisitions answered only after their lease had run out, in a row, before giving up. */
+	private static final int MAX_LATE_REPLIES = 3;
+
+	private final LockEngine engine;
+
+	final String name;
+
+	final String owner;
+
+	final Duration explicitLease;
+
+	/** Whether the hold will belong to the calling thread; otherwise to a piece of work. */
+	final boolean threadBound;
+
+	final HoldKey key;
+
+	final String ticket;
+
+	/**
+	 * How long the backend keeps this attempt's place in its queue, and a hold handed to it,
+	 * without hearing from it: never longer than the lease, so that a frozen or vanished waiter
+	 * holds others up no longer than a crashed holder would.
+	 */
+	final long placeNanos;
+
+	/** lock(): an interrupt neither ends it nor fails a backend call; it is re-sent and the interrupt kept. */
+	final boolean uninterruptible;
+
+	/** Whether the backend may have queued this owner (it must then leave the queue on failure). */
+	boolean queued;
+
+	/** Whether a first acquisition was sent and no answer came: it may have taken the lock. */
+	boolean unanswered;
+
+	/** Whether an interrupt arrived during an uninterruptible acquisition, to be restored at its end. */
+	boolean deferredInterrupt;
+
+	/**
+	 * When the last call that found the lock taken started: a hand-off to this attempt came after
+	 * that call ran, so its lease started later.
+	 */
+	long refusedAt;
+
+	/**
+	 * The last token the backend had handed out at that call: a hand-off with a token up to this
+	 * was made before it, so that call found the hand-off lapsed.
+	 */
+	long refusedToken;
+
+	Attempt(LockEngine engine, String name, String owner, boolean threadBound, Duration explicitLease,
+			boolean uninterruptible) {
+		this.engine = engine;
+		this.name = name;
+		this.owner = owner;
+		this.threadBound = threadBound;
+		this.explicitLease = explicitLease;
+		this.key = new HoldKey(name, owner);
+		this.ticket = Long.toString(this.engine.tickets.incrementAndGet(), 36);
+		this.placeNanos = Math.min(LockBackend.QUEUE_PLACE.toNanos(), LockEngine.saturatedNanos(lease()));
+		this.uninterruptible = uninterruptible;
+	}
+
+	/** How long the backend may queue this attempt now: until its wait ends, at most its place time. */
+	long queueFor(boolean forever, long deadline) {
+		return forever ? this.placeNanos : Math.max(1, Math.min(this.placeNanos, deadline - System.nanoTime()));
+	}
+
+	boolean mayHaveBackendState() {
+		return this.queued || this.unanswered;
+	}
+
+	/**
+	 * Whether a hand-off that reached this thread at {@code now} can be taken up without asking the
+	 * backend: its provisional lease started after {@link #refusedAt}, so until half of it has passed
+	 * since then, at least half remains, enough for the extension to land.
+	 */
+	boolean handOffStillFresh(long now) {
+		return now - (this.refusedAt + this.placeNanos / 2) < 0;
+	}
+
+	/**
+	 * One attempt: acquires or re-enters and records the hold.
+	 * @param queueNanos how long the backend may queue this owner if the lock is taken; 0: not at all
+	 * @return {@code null} if acquired, else how long to wait at most before trying again
+	 */
+	Duration tryOnce(long queueNanos) {
+		if (this.engine.closed) {
+			throw this.engine.closedException(this.name);
+		}
+		Hold hold = this.engine.holds.get(this.key);
+		if (hold != null && hold.lost() != null) {
+			throw new LockLostException(hold.lost());
+		}
+		if (hold == null) {
+			// An explicit lease that ran out unreleased was reported then; this is a new hold.
+			this.engine.expired.remove(this.key);
+		}
+		int held = (hold != null) ? hold.count() : 0;
+		Duration lease = lease();
+		boolean first = held == 0 && this.engine.backend.queuesWaiters();
+		// Re-entry never waits, so only a first acquisition is queued.
+		Duration queueFor = first ? Duration.ofNanos(queueNanos) : Duration.ZERO;
+		if (queueFor.toMillis() > 0) {
+			this.queued = true;
+		}
+		long start;
+		Acquisition result;
+		int lateReplies = 0;
+		while (true) {
+			start = System.nanoTime();
+			this.unanswered = first;
+			result = call(held, lease, queueFor);
+			this.unanswered = false;
+			if (hold != null || result.status() != Acquisition.Status.ACQUIRED
+					|| !this.engine.backend.leasesExpire()
+					|| System.nanoTime() - (start + result.validity().toNanos()) < 0) {
+				break;
+			}
+			// The answer came only after the lease it gave had run out: this thread could not run for
+			// that long (a paused JVM, a long GC), and meanwhile the hold may have expired and the
+			// lock gone to another owner. Asking again takes the hold over (and extends it) if it is
+			// still this owner's; otherwise the lock is found taken, or taken afresh.
+			if (++lateReplies == MAX_LATE_REPLIES) {
+				// A backend slower than the lease, every time: no answer can be trusted, and asking on
+				// would keep the lock taken for nobody. What it took expires within its lease.
+				throw new LockBackendException(this.name, "Lock '" + this.name + "': the backend ("
+						+ this.engine.backend.description() + ") answered " + MAX_LATE_REPLIES
+						+ " acquisitions in a row only after the lease they gave (" + lease.toMillis()
+						+ " ms) had run out; the lock was not taken. Use a longer lease.", null);
+			}
+		}
+		switch (result.status()) {
+			case ACQUIRED -> {
+				if (hold == null) {
+					record(result.token(), result.holdId(), start + result.validity().toNanos());
+				}
+				else {
+					hold.count(held + 1);
+					hold.confirmedUntil(start + result.validity().toNanos());
+				}
+				return null;
+			}
+			case HELD_BY_OTHER -> {
+				this.refusedAt = start;
+				this.refusedToken = result.token();
+				return result.ttl();
+			}
+			default -> throw new LockLostException(this.engine.markLost(hold, "the backend no longer had the hold when its owner re-entered it"));
+		}
+	}
+
+	private Acquisition call(int held, Duration lease, Duration queueFor) {
+		while (true) {
+			try {
+				return this.engine.backend.acquire(this.name, this.owner, held, lease, queueFor, this.ticket);
+			}
+			catch (RuntimeException ex) {
+				if (this.uninterruptible && Thread.interrupted()) {
+					// The call may or may not have landed; sent again, it sets the same state.
+					this.deferredInterrupt = true;
+					continue;
+				}
+				if (ex instanceof LockBackendException) {
+					throw ex;
+				}
+				throw new LockBackendException(this.name,
+						"Lock '" + this.name + "': " + this.engine.backend.explain(ex), ex);
+			}
+		}
+	}
+
+	/**
+	 * A release handed the lock to this attempt while it waited, with a lease of at most
+	 * {@link #placeNanos}; the watchdog extends it to the hold's own lease if it is still held a
+	 * moment later.
+	 */
+	void granted(long token) {
+		Hold hold = record(token, null, this.refusedAt + this.placeNanos);
+		this.engine.watchdog.extendHandedOver(hold, lease());
+	}
+
+	private Hold record(long token, String holdId, long confirmedUntilNanos) {
+		Hold hold = new Hold(this.name, this.owner, token, holdId, this.explicitLease == null,
+				this.engine.options.clock().instant(), this.threadBound ? Thread.currentThread() : null);
+		// Confirmed before it is visible: the watchdog must never see a hold with no lease yet.
+		hold.confirmedUntil(confirmedUntilNanos);
+		this.engine.holds.put(this.key, hold);
+		return hold;
+	}
+
+	private Duration lease() {
+		return (this.explicitLease != null) ? this.explicitLease : this.engine.options.watchdogTimeout();
+	}
+
+}

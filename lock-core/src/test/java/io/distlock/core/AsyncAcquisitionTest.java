@@ -1,0 +1,98 @@
+package io.distlock.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Test;
+
+import io.distlock.WorkHold;
+import io.distlock.core.LockBackend.Acquisition;
+
+/**
+ * Unit-level edges of the non-blocking acquisition, where a stand-in backend times a reply exactly:
+ * a cancel that arrives while the backend is taking the lock must not leave the hold behind, and a
+ * cancelled wait leaves the backend's queue.
+ */
+class AsyncAcquisitionTest {
+
+	@Test
+	void aHoldWonWhileItsAcquisitionWasCancelledIsReleased() throws Exception {
+		CountDownLatch calling = new CountDownLatch(1);
+		CountDownLatch answer = new CountDownLatch(1);
+		List<String> released = new CopyOnWriteArrayList<>();
+		StubBackend backend = new StubBackend() {
+			@Override
+			public Acquisition acquire(String name, String owner, int heldCount, Duration lease, Duration queueFor,
+					String ticket) {
+				calling.countDown();
+				pause(answer);
+				return Acquisition.acquired(1, lease);
+			}
+
+			@Override
+			public Release release(String name, String owner, int heldCount) {
+				released.add(name + " by " + owner);
+				return Release.RELEASED;
+			}
+		};
+		LockEngine engine = new LockEngine(backend, LockEngineOptions.builder().clientId("c1").build());
+		try {
+			CompletableFuture<Optional<WorkHold>> wait = engine.tryLockForWorkAsync("x", Duration.ofSeconds(5), null);
+			assertThat(calling.await(5, TimeUnit.SECONDS)).isTrue();
+			// The backend is taking the lock for it right now; the caller gives up.
+			assertThat(wait.cancel(false)).isTrue();
+			answer.countDown();
+			await().atMost(Duration.ofSeconds(5)).until(() -> released.size() == 1);
+			assertThat(engine.heldLocks()).isEmpty();
+		}
+		finally {
+			engine.close();
+		}
+	}
+
+	@Test
+	void aCancelledWaitLeavesTheBackendsQueue() throws Exception {
+		List<String> left = new CopyOnWriteArrayList<>();
+		StubBackend backend = new StubBackend() {
+			@Override
+			public Acquisition acquire(String name, String owner, int heldCount, Duration lease, Duration queueFor,
+					String ticket) {
+				return Acquisition.heldByOther(Duration.ofSeconds(30), 0);
+			}
+
+			@Override
+			public void leaveQueue(String name, String owner, String ticket, boolean passOnHandOff) {
+				left.add(name + (passOnHandOff ? " passing on" : ""));
+			}
+		};
+		LockEngine engine = new LockEngine(backend, LockEngineOptions.builder().clientId("c1").build());
+		try {
+			CompletableFuture<Optional<WorkHold>> wait = engine.tryLockForWorkAsync("x", Duration.ofSeconds(60), null);
+			await().atMost(Duration.ofSeconds(5)).until(() -> engine.waitingThreads() == 1);
+			wait.cancel(false);
+			await().atMost(Duration.ofSeconds(5)).until(() -> left.contains("x passing on"));
+			await().atMost(Duration.ofSeconds(5)).until(() -> engine.waitingThreads() == 0);
+		}
+		finally {
+			engine.close();
+		}
+	}
+
+	private static void pause(CountDownLatch latch) {
+		try {
+			latch.await(10, TimeUnit.SECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
+}
