@@ -34,8 +34,8 @@ import io.distlock.annotation.LockFailure;
  * thread ends it releases them.
  *
  * <p>A future-returning method waits for its locks on the calling thread, as a synchronous one
- * does; a Mono or Flux waits on threads of distlock's own, never on the subscribing (event-loop)
- * thread.
+ * does; a Mono or Flux waits without any thread ({@link DeferredAcquisition}), never blocking the
+ * subscribing (event-loop) thread.
  */
 final class DeferredLocking {
 

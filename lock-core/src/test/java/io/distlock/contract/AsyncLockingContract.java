@@ -142,6 +142,21 @@ public interface AsyncLockingContract {
 	}
 
 	@Test
+	default void workHoldsAreNotReentrant() throws Exception {
+		LockRegistry client = asyncClient();
+		WorkHold first = client.tryLockForWorkAsync("async-again", Duration.ZERO, null).get(10, TimeUnit.SECONDS)
+			.orElseThrow();
+		// The same thread, the same client: a second piece of work is another owner and waits.
+		assertThat(client.tryLockForWorkAsync("async-again", Duration.ofMillis(100), null).get(10, TimeUnit.SECONDS))
+			.isEmpty();
+		assertThat(client.getLock("async-again").tryLock()).as("nor is it the calling thread's").isFalse();
+		CompletableFuture<Optional<WorkHold>> second = client.tryLockForWorkAsync("async-again", Duration.ofSeconds(20),
+				null);
+		first.releaseAsync().get(10, TimeUnit.SECONDS);
+		second.get(30, TimeUnit.SECONDS).orElseThrow().release();
+	}
+
+	@Test
 	default void anAsyncWaitEndsWithItsWaitOrItsRegistry() throws Exception {
 		LockRegistry holder = asyncClient();
 		LockRegistry waiting = asyncClient();
