@@ -3,6 +3,7 @@ package io.distlock.core;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -103,92 +104,102 @@ final class AsyncAcquisition {
 			this.engine.calls.execute(this::drain);
 		}
 		catch (RejectedExecutionException closed) {
-			// The registry closed: its backend is gone, and what was queued there lapses by itself.
-			this.result.completeExceptionally(this.engine.closedException(this.attempt.name));
+			// The registry closed: its backend is gone, and what was queued there lapses by itself. The
+			// future completes elsewhere: this may be a room's lock or a subscriber's thread.
+			ForkJoinPool.commonPool()
+				.execute(() -> this.result.completeExceptionally(this.engine.closedException(this.attempt.name)));
 		}
 	}
 
 	private void drain() {
 		int missed = 1;
 		do {
-			if (this.origin != null || this.logicalName != null) {
-				LockOrigin.during(this.logicalName, this.origin, () -> {
-					step();
-					return null;
-				});
-			}
-			else {
-				step();
+			// A pool thread carries no interrupt of an earlier task into this one.
+			Thread.interrupted();
+			Outcome outcome = (this.origin != null || this.logicalName != null)
+					? LockOrigin.during(this.logicalName, this.origin, this::step) : step();
+			if (outcome != null) {
+				settle(outcome);
 			}
 			missed = this.wakeUps.addAndGet(-missed);
 		}
 		while (missed != 0);
 	}
 
-	private void step() {
+	/** How a step ended the acquisition. */
+	private record Outcome(boolean acquired, Throwable failure) {
+
+		static final Outcome ACQUIRED = new Outcome(true, null);
+
+		static final Outcome NOT_ACQUIRED = new Outcome(false, null);
+
+	}
+
+	/**
+	 * One step, its backend calls bounded by a deadline as the blocking wait's are.
+	 * @return how the acquisition ended, or {@code null} if it waits on (or had ended before)
+	 */
+	private Outcome step() {
 		if (this.finished) {
-			return;
+			return null;
 		}
-		DeadlineGuard.Armed guard = null;
+		if (this.result.isDone()) {
+			// Cancelled by the caller while waiting.
+			return Outcome.NOT_ACQUIRED;
+		}
+		if (this.engine.closed) {
+			return new Outcome(false, this.engine.closedException(this.attempt.name));
+		}
+		// A wait without end bounds each step instead: its calls must not hold a pool thread for a
+		// client's whole command timeout.
+		long bound = this.forever ? this.attempt.placeNanos + LockEngine.DEADLINE_GRACE_NANOS
+				: this.callDeadline - System.nanoTime();
+		DeadlineGuard.Armed guard;
 		try {
-			if (this.result.isDone()) {
-				// Cancelled by the caller while waiting.
-				finish();
-				return;
-			}
-			if (!this.forever) {
-				guard = this.engine.deadlines.arm(Math.max(1, this.callDeadline - System.nanoTime()));
-			}
-			if (this.waiter == null) {
-				begin();
-			}
-			else {
-				proceed();
-			}
+			guard = this.engine.deadlines.arm(Math.max(1, bound));
+		}
+		catch (RejectedExecutionException closed) {
+			return new Outcome(false, this.engine.closedException(this.attempt.name));
+		}
+		try {
+			return (this.waiter == null) ? begin() : proceed();
 		}
 		catch (RuntimeException | Error ex) {
-			fail((guard != null && guard.fired()) ? new LockBackendException(this.attempt.name,
-					"Lock '" + this.attempt.name + "': the backend (" + this.engine.backend.description()
-							+ ") did not answer within the wait of " + this.wait.toMillis() + " ms; the lock was not acquired",
-					ex) : ex);
+			return new Outcome(false, guard.fired() ? new LockBackendException(this.attempt.name, "Lock '"
+					+ this.attempt.name + "': the backend (" + this.engine.backend.description() + ") did not answer "
+					+ (this.forever ? "within " + Duration.ofNanos(bound).toMillis() + " ms" : "within the wait of "
+							+ this.wait.toMillis() + " ms")
+					+ "; the lock was not acquired", ex) : ex);
 		}
 		finally {
-			if (guard != null) {
-				guard.disarm();
-			}
+			guard.disarm();
 		}
 	}
 
 	/** The first step: as the blocking acquisition, one call unless this client's owners already queue. */
-	private void begin() {
-		if (this.engine.closed) {
-			throw this.engine.closedException(this.attempt.name);
-		}
+	private Outcome begin() {
 		boolean mayWait = this.forever || this.deadline - System.nanoTime() > 0;
 		if (!mayWait || !this.engine.waits.hasWaiters(this.attempt.name)) {
 			if (this.attempt.tryOnce(mayWait ? this.attempt.queueFor(this.forever, this.deadline) : 0) == null) {
-				succeed();
-				return;
+				return Outcome.ACQUIRED;
 			}
 			if (!mayWait) {
-				finish();
-				return;
+				return Outcome.NOT_ACQUIRED;
 			}
 		}
 		this.waiter = this.engine.waits.enter(this.attempt.name, this.attempt.owner, this.attempt.ticket, this::wake);
 		// Queued on the backend before joining the room: a hand-off announced meanwhile was missed, so look.
 		this.look = this.attempt.queued;
-		proceed();
+		return proceed();
 	}
 
 	/** The blocking wait's loop, where each wait for a turn returns here when something happens. */
-	private void proceed() {
+	private Outcome proceed() {
 		while (true) {
 			long now = System.nanoTime();
 			long left = this.forever ? Long.MAX_VALUE : this.deadline - now;
 			if (left <= 0) {
-				finish();
-				return;
+				return Outcome.NOT_ACQUIRED;
 			}
 			if (!this.look) {
 				if (!this.sleeping) {
@@ -198,7 +209,7 @@ final class AsyncAcquisition {
 				}
 				if (!this.waiter.woken() && (this.sleepUntil == Long.MAX_VALUE || this.sleepUntil - now > 0)) {
 					sleepUntilWoken(now);
-					return;
+					return null;
 				}
 				this.sleeping = false;
 			}
@@ -213,8 +224,7 @@ final class AsyncAcquisition {
 				}
 				long at = System.nanoTime();
 				if (!this.forever && this.deadline - at <= 0) {
-					finish();
-					return;
+					return Outcome.NOT_ACQUIRED;
 				}
 				if (token <= this.attempt.refusedToken) {
 					// Made before this attempt's last call, which found the lock someone else's.
@@ -223,8 +233,7 @@ final class AsyncAcquisition {
 				}
 				if (this.attempt.handOffStillFresh(at)) {
 					this.attempt.granted(token);
-					succeed();
-					return;
+					return Outcome.ACQUIRED;
 				}
 				// The steps could not run for a while: ask the backend, which extends the hold if still ours.
 				this.look = true;
@@ -238,8 +247,7 @@ final class AsyncAcquisition {
 			this.look = false;
 			Duration ttl = this.attempt.tryOnce(this.attempt.queueFor(this.forever, this.deadline));
 			if (ttl == null) {
-				succeed();
-				return;
+				return Outcome.ACQUIRED;
 			}
 			long nextSleep = ttl.isNegative() || ttl.isZero() ? LockEngine.RETRY_NANOS : LockEngine.saturatedNanos(ttl);
 			nextSleep = Math.min(nextSleep, this.attempt.placeNanos / 2);
@@ -265,41 +273,57 @@ final class AsyncAcquisition {
 		}
 	}
 
-	private void succeed() {
-		leaveRoom();
-		this.finished = true;
-		EngineWorkHold hold = new EngineWorkHold(this.engine, this.attempt.name, this.attempt.owner);
-		if (!this.result.complete(Optional.of(hold))) {
-			// The caller cancelled while the lock was being won: nobody will use or release it.
-			try {
-				hold.release();
+	/**
+	 * Ends the acquisition as its last step found, after that step's deadline was disarmed (a
+	 * clean-up must not be cut off by it, nor the caller's dependent stages, which run here).
+	 */
+	private void settle(Outcome outcome) {
+		if (outcome.acquired()) {
+			leaveRoom();
+			this.finished = true;
+			EngineWorkHold hold = new EngineWorkHold(this.engine, this.attempt.name, this.attempt.owner);
+			if (!this.result.complete(Optional.of(hold))) {
+				// The caller cancelled while the lock was being won: nobody will use or release it.
+				try {
+					hold.release();
+				}
+				catch (RuntimeException ex) {
+					log.debug("Could not give back lock '{}' won after its acquisition was cancelled", this.attempt.name, ex);
+				}
 			}
-			catch (RuntimeException ex) {
-				log.debug("Could not give back lock '{}' won after its acquisition was cancelled", this.attempt.name, ex);
-			}
+			return;
 		}
-	}
-
-	private void finish() {
 		cleanUp();
-		this.result.complete(Optional.empty());
-	}
-
-	private void fail(Throwable ex) {
-		cleanUp();
-		this.result.completeExceptionally(ex);
+		if (outcome.failure() != null) {
+			this.result.completeExceptionally(outcome.failure());
+		}
+		else {
+			this.result.complete(Optional.empty());
+		}
 	}
 
 	/** As the blocking acquisition's clean-up: out of the room, then out of the backend's queue. */
 	private void cleanUp() {
-		if (this.finished) {
-			return;
-		}
 		this.finished = true;
 		leaveRoom();
 		if (this.attempt.mayHaveBackendState()) {
-			// Also passes on a hold handed to this attempt that it did not take up.
-			this.engine.leaveQueue(this.attempt.name, this.attempt.owner, this.attempt.ticket, true);
+			// Also passes on a hold handed to this attempt that it did not take up. Bounded apart from
+			// the acquisition's deadline, which may have passed; a place left behind lapses by itself.
+			DeadlineGuard.Armed guard = null;
+			try {
+				guard = this.engine.deadlines.arm(LockEngine.RELEASE_MIN_WAIT.toNanos());
+			}
+			catch (RejectedExecutionException closed) {
+				// Closing: the leave is still sent, unbounded as the close's own are.
+			}
+			try {
+				this.engine.leaveQueue(this.attempt.name, this.attempt.owner, this.attempt.ticket, true);
+			}
+			finally {
+				if (guard != null) {
+					guard.disarm();
+				}
+			}
 		}
 	}
 

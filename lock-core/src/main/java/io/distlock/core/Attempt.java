@@ -5,7 +5,7 @@ import java.time.Duration;
 import io.distlock.LockBackendException;
 import io.distlock.LockLostException;
 import io.distlock.core.LockBackend.Acquisition;
-import io.distlock.core.LockEngine.HoldKey;
+import io.distlock.core.HoldTable.HoldKey;
 
 /**
  * One acquisition of one lock by one owner, over one or more backend calls: what it asked, what the
@@ -109,7 +109,7 @@ final class Attempt {
 		}
 		if (hold == null) {
 			// An explicit lease that ran out unreleased was reported then; this is a new hold.
-			this.engine.expired.remove(this.key);
+			this.engine.holds.forgetExpired(this.key);
 		}
 		int held = (hold != null) ? hold.count() : 0;
 		Duration lease = lease();
@@ -161,7 +161,7 @@ final class Attempt {
 				this.refusedToken = result.token();
 				return result.ttl();
 			}
-			default -> throw new LockLostException(this.engine.markLost(hold, "the backend no longer had the hold when its owner re-entered it"));
+			default -> throw new LockLostException(this.engine.holds.markLost(hold, "the backend no longer had the hold when its owner re-entered it"));
 		}
 	}
 

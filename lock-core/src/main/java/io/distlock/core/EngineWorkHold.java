@@ -48,7 +48,7 @@ final class EngineWorkHold implements WorkHold {
 	@Override
 	public CompletableFuture<Void> releaseAsync() {
 		try {
-			return CompletableFuture.runAsync(this::release, this.engine.calls);
+			return CompletableFuture.runAsync(this::release, this.engine.releases);
 		}
 		catch (RejectedExecutionException closed) {
 			// The registry closed: its backend is gone and the hold expires within its lease.

@@ -1,12 +1,7 @@
 package io.distlock.jdbc;
 
-import java.time.Duration;
-import java.util.Optional;
-
 import javax.sql.DataSource;
 
-import io.distlock.DistLock;
-import io.distlock.WorkHold;
 import io.distlock.core.LockEngine;
 import io.distlock.core.LockEngineOptions;
 
@@ -41,27 +36,15 @@ public class JdbcLockRegistry extends LockEngine {
 	}
 
 	/**
-	 * @throws IllegalArgumentException also if the name is longer than {@value #MAX_NAME_LENGTH}
-	 * characters, which the lock table cannot hold
-	 */
-	@Override
-	public DistLock getLock(String name) {
-		return super.getLock(requireFits(name));
-	}
-
-	@Override
-	public Optional<WorkHold> tryLockForWork(String name, Duration waitTime, Duration leaseTime)
-			throws InterruptedException {
-		return super.tryLockForWork(requireFits(name), waitTime, leaseTime);
-	}
-
-	/**
 	 * Checked before the database sees the name: a strict database fails the insert with an error
 	 * that reads like an outage, and MySQL without strict mode cuts the name to fit, making it the
 	 * same lock as every name that shares its first 255 characters. PostgreSQL refuses a NUL
 	 * character the same way.
+	 * @throws IllegalArgumentException also if the name is longer than {@value #MAX_NAME_LENGTH}
+	 * characters, which the lock table cannot hold, or has a NUL character
 	 */
-	private static String requireFits(String name) {
+	@Override
+	protected String checkName(String name) {
 		if (name != null && name.length() > MAX_NAME_LENGTH) {
 			throw new IllegalArgumentException("Lock name '" + name.substring(0, 40) + "…' is " + name.length()
 					+ " characters long; the lock table's lock_name column holds " + MAX_NAME_LENGTH

@@ -86,6 +86,59 @@ class AsyncAcquisitionTest {
 		}
 	}
 
+	@Test
+	void cancellingTheFutureOfAWaitWithoutEndEndsTheWait() throws Exception {
+		List<String> left = new CopyOnWriteArrayList<>();
+		StubBackend backend = new StubBackend() {
+			@Override
+			public Acquisition acquire(String name, String owner, int heldCount, Duration lease, Duration queueFor,
+					String ticket) {
+				return Acquisition.heldByOther(Duration.ofSeconds(30), 0);
+			}
+
+			@Override
+			public void leaveQueue(String name, String owner, String ticket, boolean passOnHandOff) {
+				left.add(name);
+			}
+		};
+		LockEngine engine = new LockEngine(backend, LockEngineOptions.builder().clientId("c1").build());
+		try {
+			CompletableFuture<WorkHold> wait = engine.lockForWorkAsync("x", null);
+			await().atMost(Duration.ofSeconds(5)).until(() -> engine.waitingThreads() == 1);
+			// The caller's future is one of its own; its cancel must reach the acquisition.
+			wait.cancel(false);
+			await().atMost(Duration.ofSeconds(5)).until(() -> engine.waitingThreads() == 0 && left.contains("x"));
+		}
+		finally {
+			engine.close();
+		}
+	}
+
+	@Test
+	void stagesThatDependOnTheAcquisitionAreNotCutOffByItsDeadline() throws Exception {
+		LockEngine engine = new LockEngine(new StubBackend(), LockEngineOptions.builder().clientId("c1").build());
+		try {
+			// A zero wait still gets 1.1 s for its backend call; a stage chained to it runs after that is over.
+			CompletableFuture<Boolean> interrupted = engine.tryLockForWorkAsync("x", Duration.ZERO, null)
+				.thenApply(hold -> {
+					try {
+						Thread.sleep(1500);
+						return false;
+					}
+					catch (InterruptedException ex) {
+						return true;
+					}
+					finally {
+						hold.orElseThrow().release();
+					}
+				});
+			assertThat(interrupted.get(10, TimeUnit.SECONDS)).isFalse();
+		}
+		finally {
+			engine.close();
+		}
+	}
+
 	private static void pause(CountDownLatch latch) {
 		try {
 			latch.await(10, TimeUnit.SECONDS);

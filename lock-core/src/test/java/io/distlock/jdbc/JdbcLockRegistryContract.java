@@ -36,6 +36,13 @@ abstract class JdbcLockRegistryContract extends LockRegistryContract {
 		assertThatThrownBy(() -> client.tryLockForWork("\u0000", Duration.ZERO, null))
 			.isInstanceOf(IllegalArgumentException.class)
 			.hasMessageContaining("NUL");
+		// The non-blocking acquisition (Mono and Flux methods take it) checks names alike.
+		assertThatThrownBy(() -> client.tryLockForWorkAsync("\u0000", Duration.ZERO, null))
+			.isInstanceOf(IllegalArgumentException.class)
+			.hasMessageContaining("NUL");
+		assertThatThrownBy(() -> client.lockForWorkAsync("x".repeat(256), null))
+			.isInstanceOf(IllegalArgumentException.class)
+			.hasMessageContaining("256 characters");
 	}
 
 	protected abstract String jdbcUrl();

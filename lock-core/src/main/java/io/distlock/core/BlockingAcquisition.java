@@ -1,0 +1,198 @@
+package io.distlock.core;
+
+import java.time.Duration;
+
+import io.distlock.LockBackendException;
+
+/**
+ * Acquisitions that wait on the calling thread, parked in the lock's room until a hand-off, their
+ * turn, a release message or their deadline wakes them; the blocking face of the engine, beside
+ * {@link AsyncAcquisition}, which runs the same loop without a thread.
+ */
+final class BlockingAcquisition {
+
+	private final LockEngine engine;
+
+	BlockingAcquisition(LockEngine engine) {
+		this.engine = engine;
+	}
+
+	/**
+	 * Acquires, waiting at most {@code wait} ({@code null}: as long as it takes). A timed acquisition
+	 * never blocks on an unresponsive backend much beyond its wait: it fails with
+	 * {@link LockBackendException} instead.
+	 * @param threadBound whether the hold belongs to the calling thread (and ends with it) rather
+	 * than to a piece of work that another thread may end
+	 */
+	boolean acquire(String name, String owner, boolean threadBound, Duration requestedLease, Duration wait,
+			boolean interruptible) throws InterruptedException {
+		// With the watchdog off, a lock taken without a lease gets the configured one and is never renewed.
+		Duration lease = (requestedLease != null) ? requestedLease : this.engine.options.defaultLease();
+		// lock() and tryLock() do not answer interrupts (java.util.concurrent.locks.Lock): a pending one
+		// must not fail them, and is kept for the caller.
+		if (this.engine.closed) {
+			throw this.engine.closedException(name);
+		}
+		boolean pendingInterrupt = !interruptible && Thread.interrupted();
+		try {
+			if (wait == null) {
+				return acquireWithin(name, owner, threadBound, lease, null, interruptible);
+			}
+			return acquireTimed(name, owner, threadBound, lease, wait, interruptible);
+		}
+		catch (LockBackendException ex) {
+			if (interruptible && Thread.interrupted()) {
+				// The caller's interrupt cut a backend call short (a deadline's is cleared by now).
+				InterruptedException interrupted = new InterruptedException("Interrupted while acquiring lock '" + name + "'");
+				interrupted.initCause(ex);
+				throw interrupted;
+			}
+			throw ex;
+		}
+		finally {
+			if (pendingInterrupt) {
+				Thread.currentThread().interrupt();
+			}
+		}
+	}
+
+	private boolean acquireTimed(String name, String owner, boolean threadBound, Duration lease, Duration wait,
+			boolean interruptible) throws InterruptedException {
+		long waitNanos = Math.max(0, LockEngine.saturatedNanos(wait));
+		DeadlineGuard.Armed deadline = this.engine.deadlines
+			.arm(Math.max(waitNanos, LockEngine.MIN_ATTEMPT_NANOS) + LockEngine.DEADLINE_GRACE_NANOS);
+		try {
+			return acquireWithin(name, owner, threadBound, lease, wait, interruptible);
+		}
+		catch (InterruptedException | RuntimeException ex) {
+			if (deadline.fired()) {
+				throw new LockBackendException(name, "Lock '" + name + "': the backend (" + this.engine.backend.description() + ") did not answer within the wait of "
+						+ wait.toMillis() + " ms; the lock was not acquired", ex);
+			}
+			throw ex;
+		}
+		finally {
+			deadline.disarm();
+		}
+	}
+
+	private boolean acquireWithin(String name, String owner, boolean threadBound, Duration lease, Duration wait,
+			boolean interruptible) throws InterruptedException {
+		if (interruptible && Thread.interrupted()) {
+			throw new InterruptedException("Interrupted before acquiring lock '" + name + "'");
+		}
+		boolean forever = wait == null;
+		boolean mayWait = forever || (!wait.isNegative() && !wait.isZero());
+		long deadline = forever ? 0 : System.nanoTime() + LockEngine.saturatedNanos(wait);
+		Attempt attempt = new Attempt(this.engine, name, owner, threadBound, lease, forever && !interruptible);
+		boolean acquired = false;
+		try {
+			// Threads of this client already queued for the lock go first; only re-entry may pass them.
+			if (!mayWait || !this.engine.waits.hasWaiters(name) || this.engine.holdCount(name, owner) > 0) {
+				if (attempt.tryOnce(mayWait ? attempt.queueFor(forever, deadline) : 0) == null) {
+					acquired = true;
+					return true;
+				}
+				if (!mayWait) {
+					return false;
+				}
+			}
+			acquired = awaitAndAcquire(attempt, forever, deadline, interruptible);
+			return acquired;
+		}
+		finally {
+			if (!acquired && attempt.mayHaveBackendState()) {
+				// Also passes on a hold handed to this attempt that it did not take up.
+				this.engine.leaveQueue(name, owner, attempt.ticket, true);
+			}
+			if (attempt.deferredInterrupt) {
+				Thread.currentThread().interrupt();
+			}
+		}
+	}
+
+	private boolean awaitAndAcquire(Attempt attempt, boolean forever, long deadline, boolean interruptible)
+			throws InterruptedException {
+		boolean interrupted = false;
+		ReleaseWaits.Waiter waiter = this.engine.waits.enter(attempt.name, attempt.owner, attempt.ticket);
+		try {
+			// Queued on the backend before joining the room: a hand-off announced meanwhile was missed, so look.
+			boolean look = attempt.queued;
+			long sleep = Long.MAX_VALUE;
+			long poll = LockEngine.UNSUBSCRIBED_FIRST_SLEEP_NANOS;
+			while (true) {
+				long left = forever ? Long.MAX_VALUE : deadline - System.nanoTime();
+				if (left <= 0) {
+					return false;
+				}
+				ReleaseWaits.Turn turn;
+				try {
+					turn = waiter.awaitTurn(look ? 0 : Math.min(left, sleep));
+				}
+				catch (InterruptedException ex) {
+					if (interruptible) {
+						throw ex;
+					}
+					interrupted = true;
+					continue;
+				}
+				if (turn == ReleaseWaits.Turn.GRANTED) {
+					long token = waiter.grantedToken();
+					waiter.forgetGrant();
+					long now = System.nanoTime();
+					if (this.engine.closed) {
+						// Given back by the caller's clean-up: a closed registry hands out nothing.
+						throw this.engine.closedException(attempt.name);
+					}
+					if (!forever && deadline - now <= 0) {
+						// Too late for the caller, who may have moved on: given back by the clean-up.
+						return false;
+					}
+					if (token <= attempt.refusedToken) {
+						// Made before this attempt's last call, which found the lock someone else's: it
+						// lapsed while this thread could not run, and that call queued it again.
+						continue;
+					}
+					if (attempt.handOffStillFresh(now)) {
+						attempt.granted(token);
+						return true;
+					}
+					// This thread could not run for a while (a paused JVM, a long GC): the provisional lease
+					// may have run out and the lock gone to another. Ask the backend, which also extends
+					// the hold to its full lease if it is still this attempt's.
+					look = true;
+					continue;
+				}
+				if (turn == ReleaseWaits.Turn.WAIT && !look && !attempt.queued) {
+					// Not the head: only a turn, a hand-off (or the deadline) ends this wait, never the holder's TTL.
+					sleep = Long.MAX_VALUE;
+					continue;
+				}
+				// The head, or queued on the backend although not the head here (threads of this client
+				// that arrived together): it calls again to keep its place and to learn of a hand-off
+				// whose message was lost.
+				look = false;
+				Duration ttl = attempt.tryOnce(attempt.queueFor(forever, deadline));
+				if (ttl == null) {
+					return true;
+				}
+				// A release message or hand-off wakes us; the holder's TTL bounds the sleep in case it is
+				// lost, and a queued owner calls again before its place lapses.
+				sleep = ttl.isNegative() || ttl.isZero() ? LockEngine.RETRY_NANOS : LockEngine.saturatedNanos(ttl);
+				sleep = Math.min(sleep, attempt.placeNanos / 2);
+				if (!waiter.subscribed()) {
+					// No release messages (yet): poll, backing off from 5 ms to 100 ms.
+					sleep = Math.min(sleep, poll);
+					poll = Math.min(poll * 2, LockEngine.UNSUBSCRIBED_MAX_SLEEP_NANOS);
+				}
+			}
+		}
+		finally {
+			this.engine.waits.leave(waiter);
+			if (interrupted) {
+				Thread.currentThread().interrupt();
+			}
+		}
+	}
+
+}

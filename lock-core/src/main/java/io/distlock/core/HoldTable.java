@@ -1,0 +1,148 @@
+package io.distlock.core;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import io.distlock.LostHold;
+
+/**
+ * This client's holds, one per lock name and owner, with their reentrant counts; the explicit
+ * leases that ran out before their owner released them (their owner's {@code unlock()} still
+ * learns of it); and the reporting of lost holds to the log and the {@code LockListener}s.
+ */
+final class HoldTable {
+
+	private static final Logger log = LoggerFactory.getLogger(HoldTable.class);
+
+	private final ConcurrentHashMap<HoldKey, Hold> holds = new ConcurrentHashMap<>();
+
+	/** Explicit-lease holds whose lease ran out before their live owner released them; reported lost. */
+	private final ConcurrentHashMap<HoldKey, Hold> expired = new ConcurrentHashMap<>();
+
+	private final AtomicLong lostHolds = new AtomicLong();
+
+	private final LockEngineOptions options;
+
+	private final ListenerNotifier listeners;
+
+	HoldTable(LockEngineOptions options, ListenerNotifier listeners) {
+		this.options = options;
+		this.listeners = listeners;
+	}
+
+	/** @return the owner's hold of the lock, or {@code null} */
+	Hold get(HoldKey key) {
+		return this.holds.get(key);
+	}
+
+	/** Records a new hold; it must be confirmed first, since the watchdog may see it at once. */
+	void put(HoldKey key, Hold hold) {
+		this.holds.put(key, hold);
+	}
+
+	void forEach(Consumer<Hold> action) {
+		this.holds.values().forEach(action);
+	}
+
+	int size() {
+		return this.holds.size();
+	}
+
+	long lostHolds() {
+		return this.lostHolds.get();
+	}
+
+	/** @return the owner's explicit lease that ran out unreleased, no longer kept, or {@code null} */
+	Hold takeExpired(HoldKey key) {
+		return this.expired.remove(key);
+	}
+
+	void forgetExpired(HoldKey key, Hold hold) {
+		this.expired.remove(key, hold);
+	}
+
+	/** A new acquisition by the owner: an explicit lease that ran out unreleased was reported then. */
+	void forgetExpired(HoldKey key) {
+		this.expired.remove(key);
+	}
+
+	/** Drops one reentrant level of a hold; the last one removes it. */
+	void dropOneLevel(HoldKey key, Hold hold, int held) {
+		if (held > 1) {
+			hold.count(held - 1);
+		}
+		else {
+			this.holds.remove(key, hold);
+		}
+	}
+
+	/**
+	 * What the watchdog renews at each tick, after tidying the table: holds of threads that died are
+	 * dropped (they expire after their lease, as after a crash), and explicit leases that ran out
+	 * unreleased are reported lost and set aside, so that neither stays listed or blocks the next
+	 * acquisition of its owner.
+	 */
+	List<Hold> renewable() {
+		long now = System.nanoTime();
+		List<Hold> renewable = new ArrayList<>();
+		for (Hold hold : this.holds.values()) {
+			if (hold.releasing()) {
+				continue;
+			}
+			if (!hold.ownerThreadAlive()) {
+				dropOrphan(hold);
+			}
+			else if (!hold.watchdog) {
+				if (hold.lost() == null && !hold.confirmedAt(now)) {
+					expire(hold);
+				}
+			}
+			else if (hold.lost() == null) {
+				renewable.add(hold);
+			}
+		}
+		this.expired.values().removeIf(hold -> !hold.ownerThreadAlive());
+		return renewable;
+	}
+
+	private void expire(Hold hold) {
+		HoldKey key = new HoldKey(hold.name, hold.owner);
+		// Unless its owner is releasing it right now: then the release decides.
+		if (hold.end(Hold.Ending.EXPIRED) && this.holds.remove(key, hold)) {
+			markLost(hold, "its explicit lease ran out before unlock");
+			// Its owner's unlock() still learns of the loss.
+			this.expired.put(key, hold);
+		}
+	}
+
+	private void dropOrphan(Hold hold) {
+		if (this.holds.remove(new HoldKey(hold.name, hold.owner), hold)) {
+			log.warn("Thread '{}' died holding lock '{}' (owner {}); it is no longer renewed and expires within {}",
+					hold.threadName(), hold.name, hold.owner,
+					hold.watchdog ? this.options.watchdogTimeout() : "its lease");
+		}
+	}
+
+	LostHold markLost(Hold hold, String reason) {
+		LostHold lost = new LostHold(hold.name, hold.owner, hold.token, this.options.clock().instant(), reason);
+		if (!hold.markLost(lost)) {
+			return hold.lost();
+		}
+		this.lostHolds.incrementAndGet();
+		log.warn("Lock '{}' held by {} (thread '{}'{}) was lost: {}", hold.name, hold.owner, hold.threadName(),
+				(hold.origin() != null) ? ", in " + hold.origin() : "", reason);
+		this.listeners.holdLost(lost);
+		return lost;
+	}
+
+	/** A lock name and an owner: the key of one hold. */
+	record HoldKey(String name, String owner) {
+	}
+
+}

@@ -1,0 +1,141 @@
+package io.distlock.core;
+
+import java.time.Duration;
+import java.util.List;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import io.distlock.LockBackendException;
+import io.distlock.LockLostException;
+import io.distlock.LostHold;
+import io.distlock.core.HoldTable.HoldKey;
+import io.distlock.core.LockBackend.HoldRef;
+import io.distlock.core.LockBackend.Release;
+
+/**
+ * Ending holds: one reentrant level at a time, the last one freeing the lock or leaving it taken
+ * for a while ({@code holdAtLeast}); a hold found lost on the way is reported and cleaned up.
+ */
+final class Unlocking {
+
+	private static final Logger log = LoggerFactory.getLogger(Unlocking.class);
+
+	private final LockEngine engine;
+
+	Unlocking(LockEngine engine) {
+		this.engine = engine;
+	}
+
+	/**
+	 * Releases one hold level; the last level with a positive {@code keep} does not free the lock
+	 * but sets its lease to {@code keep} and stops renewing it, so that nobody else takes it before
+	 * that time has passed (a job that must not run twice within a period, however short its run).
+	 * @param keep how long the lock stays taken after the last release; zero or negative: freed now
+	 */
+	void release(String name, String owner, Duration keep) {
+		// A release must reach the backend whatever the caller's interrupt status (a method that
+		// restores the flag, the standard idiom, must not leak its lock); the flag is kept.
+		boolean interrupted = Thread.interrupted();
+		try {
+			releaseUninterruptibly(name, owner, keep);
+		}
+		finally {
+			if (interrupted) {
+				Thread.currentThread().interrupt();
+			}
+		}
+	}
+
+	private void releaseUninterruptibly(String name, String owner, Duration keep) {
+		if (LockEngine.isPositive(keep) && !this.engine.backend.leasesExpire()) {
+			// Checked before anything changes: the caller still holds the lock and can unlock it plainly.
+			throw new UnsupportedOperationException("Lock '" + name + "' cannot be kept for " + keep
+					+ " after its release: holds of " + this.engine.backend.description()
+					+ " do not expire on their own; unlock() it instead");
+		}
+		HoldKey key = new HoldKey(name, owner);
+		Hold hold = this.engine.holds.get(key);
+		if (hold == null) {
+			Hold ranOut = this.engine.holds.takeExpired(key);
+			if (ranOut != null) {
+				cleanUpLostHold(ranOut);
+				throw new LockLostException(ranOut.lost());
+			}
+			throw new IllegalMonitorStateException("Cannot unlock lock '" + name + "': thread '"
+					+ Thread.currentThread().getName() + "' (owner " + owner + ") does not hold it");
+		}
+		int held = hold.count();
+		LostHold lost = hold.lost();
+		if (lost != null) {
+			this.engine.holds.dropOneLevel(key, hold, held);
+			if (held == 1) {
+				cleanUpLostHold(hold);
+			}
+			throw new LockLostException(lost);
+		}
+		if (held == 1 && !hold.end(Hold.Ending.RELEASING)) {
+			// The watchdog found its explicit lease over a moment ago and reports it lost.
+			this.engine.holds.forgetExpired(key, hold);
+			cleanUpLostHold(hold);
+			throw new LockLostException(this.engine.holds.markLost(hold, "its explicit lease ran out before unlock"));
+		}
+		boolean keeping = held == 1 && LockEngine.isPositive(keep);
+		Release result;
+		try {
+			// Bounded by the lease: past it the hold is gone anyway, and the caller must not hang on a dead backend.
+			Duration within = Hold.waitWithin(List.of(hold), System.nanoTime()).plus(LockEngine.RELEASE_MIN_WAIT);
+			result = keeping ? keepFor(hold, keep, within)
+					: this.engine.backend.release(name, owner, held, hold.holdId, hold.token, within);
+		}
+		catch (RuntimeException ex) {
+			// Whether the release reached the backend is unknown. Renewing on would keep the lock
+			// forever if it did not, and block this thread's next acquisition: drop it here, and it
+			// expires within its lease.
+			this.engine.holds.dropOneLevel(key, hold, held);
+			String what = (held == 1) ? "it is no longer renewed and expires within its lease" : "one hold level dropped";
+			log.warn("Could not release lock '{}' held by {}: {}; {}", name, owner, this.engine.backend.explain(ex), what);
+			throw (ex instanceof LockBackendException) ? ex
+					: new LockBackendException(name, "Lock '" + name + "': the release failed ("
+							+ this.engine.backend.explain(ex) + "); " + what + ".", ex);
+		}
+		if (result == Release.RELEASED && !keeping) {
+			this.engine.waits.releasedLocally(name);
+		}
+		else if (result == Release.NOT_HELD) {
+			// Backends recognise a copy of a release they applied already (a re-send after a
+			// reconnect); this answer means the hold is really gone: expired, or the backend lost it.
+			lost = this.engine.holds.markLost(hold, hold.watchdog ? "the backend no longer had the hold at unlock"
+					: "its explicit lease ran out before unlock");
+			this.engine.holds.dropOneLevel(key, hold, held);
+			throw new LockLostException(lost);
+		}
+		this.engine.holds.dropOneLevel(key, hold, held);
+	}
+
+	/**
+	 * Leaves the hold to expire after {@code keep} instead of freeing it. Runs on the watchdog's
+	 * thread, after any renewal already under way, which would otherwise set the longer lease again
+	 * after this one; the hold is already marked as releasing, so no later renewal picks it up.
+	 * @return {@link Release#RELEASED} if the lease was set, {@link Release#NOT_HELD} if the hold was gone
+	 */
+	private Release keepFor(Hold hold, Duration keep, Duration within) {
+		List<HoldRef> ref = List.of(new HoldRef(hold.name, hold.owner));
+		// Below a millisecond a lease of 0 would free the lock without waking anyone.
+		Duration lease = (keep.toMillis() < 1) ? Duration.ofMillis(1) : keep;
+		boolean kept = this.engine.watchdog.serially(() -> this.engine.backend.renew(ref, lease, within).get(0),
+				within.plus(LockEngine.RELEASE_MIN_WAIT));
+		return kept ? Release.RELEASED : Release.NOT_HELD;
+	}
+
+	private void cleanUpLostHold(Hold hold) {
+		try {
+			// The hold may still exist if only the renewal failed (e.g. a network blip); free it for others.
+			this.engine.backend.release(hold.name, hold.owner, 1, hold.holdId, hold.token, LockEngine.RELEASE_MIN_WAIT);
+		}
+		catch (RuntimeException ex) {
+			log.debug("Could not clean up lost hold of lock '{}' by {}", hold.name, hold.owner, ex);
+		}
+	}
+
+}
