@@ -53,7 +53,9 @@ public interface LockRegistry {
 	 * <p>Cancelling the future ends the wait: the acquisition leaves the lock's queue, and a hold it
 	 * won at that moment is released, never left behind. Holds taken this way belong to the work,
 	 * as with {@code tryLockForWork}: not reentrant, released by {@link WorkHold#release()} or
-	 * {@link WorkHold#releaseAsync()} from any thread.
+	 * {@link WorkHold#releaseAsync()} from any thread. Stages that depend on the returned future
+	 * without an executor of their own run on the registry's few call threads: give slow or blocking
+	 * ones an executor ({@code thenApplyAsync(fn, executor)}).
 	 * @param name the lock's name
 	 * @param waitTime how long to wait for it; zero: one try
 	 * @param leaseTime the lease, or {@code null} for the watchdog

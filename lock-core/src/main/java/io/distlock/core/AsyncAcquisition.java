@@ -30,6 +30,11 @@ final class AsyncAcquisition {
 
 	private static final Logger log = LoggerFactory.getLogger(AsyncAcquisition.class);
 
+	/** The first and the longest pause before a wait without end asks a backend that did not answer again. */
+	private static final long FIRST_RETRY_NANOS = Duration.ofMillis(100).toNanos();
+
+	private static final long MAX_RETRY_NANOS = Duration.ofSeconds(2).toNanos();
+
 	private final LockEngine engine;
 
 	private final Attempt attempt;
@@ -67,6 +72,11 @@ final class AsyncAcquisition {
 	private long sleepUntil;
 
 	private ScheduledFuture<?> timer;
+
+	/** When a wait without end asks a backend that did not answer again, or 0. */
+	private long retryAt;
+
+	private long retryNanos = FIRST_RETRY_NANOS;
 
 	private boolean finished;
 
@@ -119,7 +129,14 @@ final class AsyncAcquisition {
 			Outcome outcome = (this.origin != null || this.logicalName != null)
 					? LockOrigin.during(this.logicalName, this.origin, this::step) : step();
 			if (outcome != null) {
-				settle(outcome);
+				try {
+					settle(outcome);
+				}
+				catch (RuntimeException | Error ex) {
+					// Whatever happens on the way out, the caller is answered.
+					this.finished = true;
+					this.result.completeExceptionally(ex);
+				}
 			}
 			missed = this.wakeUps.addAndGet(-missed);
 		}
@@ -150,13 +167,24 @@ final class AsyncAcquisition {
 		if (this.engine.closed) {
 			return new Outcome(false, this.engine.closedException(this.attempt.name));
 		}
-		// A wait without end bounds each step instead: its calls must not hold a pool thread for a
-		// client's whole command timeout.
-		long bound = this.forever ? this.attempt.placeNanos + LockEngine.DEADLINE_GRACE_NANOS
-				: this.callDeadline - System.nanoTime();
+		long now = System.nanoTime();
+		if (this.retryAt != 0) {
+			if (this.retryAt - now > 0 && (this.waiter == null || !this.waiter.woken())) {
+				schedule(this.retryAt - now);
+				return null;
+			}
+			this.retryAt = 0;
+		}
+		// Every step's calls are bounded, so that none holds a pool thread for a client's whole
+		// command timeout: a timed wait's by its wait, as the blocking wait's are (its first call gets
+		// at least as long as the blocking one would, however late the step runs); a wait without end
+		// by a second or its place time.
+		long bound = this.forever ? Math.max(this.attempt.placeNanos, LockEngine.MIN_ATTEMPT_NANOS)
+				: Math.max(this.callDeadline - now, (this.waiter == null) ? LockEngine.MIN_ATTEMPT_NANOS : 1);
+		bound += this.forever ? LockEngine.DEADLINE_GRACE_NANOS : 0;
 		DeadlineGuard.Armed guard;
 		try {
-			guard = this.engine.deadlines.arm(Math.max(1, bound));
+			guard = this.engine.deadlines.arm(bound);
 		}
 		catch (RejectedExecutionException closed) {
 			return new Outcome(false, this.engine.closedException(this.attempt.name));
@@ -165,11 +193,28 @@ final class AsyncAcquisition {
 			return (this.waiter == null) ? begin() : proceed();
 		}
 		catch (RuntimeException | Error ex) {
-			return new Outcome(false, guard.fired() ? new LockBackendException(this.attempt.name, "Lock '"
-					+ this.attempt.name + "': the backend (" + this.engine.backend.description() + ") did not answer "
-					+ (this.forever ? "within " + Duration.ofNanos(bound).toMillis() + " ms" : "within the wait of "
-							+ this.wait.toMillis() + " ms")
-					+ "; the lock was not acquired", ex) : ex);
+			if (this.engine.closed) {
+				IllegalStateException closed = this.engine.closedException(this.attempt.name);
+				closed.initCause(ex);
+				return new Outcome(false, closed);
+			}
+			if (!guard.fired()) {
+				return new Outcome(false, ex);
+			}
+			if (this.forever) {
+				// A wait without end outlasts a slow backend, as a parked lock() does: it asks again later,
+				// keeping its place in the room (the backend keeps the rest for its place time).
+				log.debug("Lock '{}': the backend did not answer within {} ms; asking again", this.attempt.name,
+						Duration.ofNanos(bound).toMillis());
+				this.look = true;
+				this.retryAt = System.nanoTime() + this.retryNanos;
+				this.retryNanos = Math.min(this.retryNanos * 2, MAX_RETRY_NANOS);
+				schedule(this.retryAt - System.nanoTime());
+				return null;
+			}
+			return new Outcome(false, new LockBackendException(this.attempt.name, "Lock '" + this.attempt.name
+					+ "': the backend (" + this.engine.backend.description() + ") did not answer within the wait of "
+					+ this.wait.toMillis() + " ms; the lock was not acquired", ex));
 		}
 		finally {
 			guard.disarm();
@@ -260,10 +305,18 @@ final class AsyncAcquisition {
 	}
 
 	private void sleepUntilWoken(long now) {
-		cancelTimer();
 		if (this.sleepUntil != Long.MAX_VALUE) {
-			this.timer = this.engine.deadlines.schedule(this::wake, Math.max(1, this.sleepUntil - now));
+			schedule(this.sleepUntil - now);
 		}
+		else {
+			cancelTimer();
+		}
+	}
+
+	/** Wakes the acquisition after a while (the timer thread only hands the step on). */
+	private void schedule(long nanos) {
+		cancelTimer();
+		this.timer = this.engine.deadlines.schedule(this::wake, Math.max(1, nanos));
 	}
 
 	private void cancelTimer() {
@@ -284,12 +337,12 @@ final class AsyncAcquisition {
 			EngineWorkHold hold = new EngineWorkHold(this.engine, this.attempt.name, this.attempt.owner);
 			if (!this.result.complete(Optional.of(hold))) {
 				// The caller cancelled while the lock was being won: nobody will use or release it.
-				try {
-					hold.release();
-				}
-				catch (RuntimeException ex) {
-					log.debug("Could not give back lock '{}' won after its acquisition was cancelled", this.attempt.name, ex);
-				}
+				hold.releaseAsync().whenComplete((ignored, error) -> {
+					if (error != null) {
+						log.debug("Could not give back lock '{}' won after its acquisition was cancelled",
+								this.attempt.name, error);
+					}
+				});
 			}
 			return;
 		}

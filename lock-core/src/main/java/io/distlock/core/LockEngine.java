@@ -8,10 +8,8 @@ import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.ForkJoinWorkerThread;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -31,6 +29,18 @@ import io.distlock.core.LockBackend.Acquisition;
 /**
  * The backend-independent lock engine: hold bookkeeping, reentrancy, waiting, the watchdog and
  * lost-hold reporting, over any {@link LockBackend}. Backends only store state atomically.
+ *
+ * <p>This class is the facade; each part is a type of its own in this package:
+ * <ul>
+ * <li>{@link Attempt}: one acquisition's backend calls and what they answered;</li>
+ * <li>{@link BlockingAcquisition}: waiting on the calling thread; {@link AsyncAcquisition}: the same
+ * wait without a thread;</li>
+ * <li>{@link ReleaseWaits}: this client's waiters per lock name, in arrival order, woken by release
+ * messages and hand-offs;</li>
+ * <li>{@link HoldTable}: the holds, their reentrant counts, and lost-hold reporting;</li>
+ * <li>{@link Unlocking}: ending holds; {@link Watchdog}: renewing them; {@link DeadlineGuard}: bounding
+ * backend calls by the caller's wait.</li>
+ * </ul>
  *
  * <p>Owner ids are {@code clientId:threadId}, computed here and passed to the backend as values.
  */
@@ -115,9 +125,8 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 		this.deadlines = new DeadlineGuard(options.clientId());
 		this.blocking = new BlockingAcquisition(this);
 		this.unlocking = new Unlocking(this);
-		this.calls = callThreads(options.clientId());
-		this.releases = Executors.newCachedThreadPool(daemonThreads("distlock-release-"
-				+ options.clientId().substring(0, Math.min(8, options.clientId().length())) + "-"));
+		this.calls = pool("distlock-call-", options.clientId());
+		this.releases = pool("distlock-release-", options.clientId());
 		this.owners = ThreadLocal.withInitial(() -> options.clientId() + ":" + Thread.currentThread().getId());
 	}
 
@@ -181,7 +190,7 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 
 	@Override
 	public Duration remainingLease(String name) {
-		return this.backend.remainingLease(name);
+		return this.backend.remainingLease(requireName(name));
 	}
 
 	/**
@@ -230,7 +239,7 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 	@Override
 	public Optional<WorkHold> tryLockForWork(String name, Duration waitTime, Duration leaseTime)
 			throws InterruptedException {
-		requireName(name);
+		name = requireName(name);
 		Duration lease = (leaseTime != null) ? requirePositiveLease(name, leaseTime) : null;
 		// An owner of its own, never a thread's: the work may end on any thread, and the thread that
 		// took the hold may take the lock again meanwhile (then it waits like any other owner).
@@ -268,19 +277,20 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 				returned.completeExceptionally(new CancellationException());
 			}
 			else if (!returned.complete(hold.get())) {
-				hold.get().releaseAsync();
+				hold.get().releaseAsync().whenComplete((ignored, failure) -> {
+					if (failure != null) {
+						log.debug("Could not give back lock '{}' won after its acquisition was cancelled", name, failure);
+					}
+				});
 			}
 		});
-		returned.whenComplete((hold, error) -> {
-			if (error != null) {
-				acquisition.cancel(false);
-			}
-		});
+		// However the caller ends its future (cancel, a timeout, complete), the acquisition ends.
+		returned.whenComplete((hold, error) -> acquisition.cancel(false));
 		return returned;
 	}
 
 	private CompletableFuture<Optional<WorkHold>> acquireForWork(String name, Duration wait, Duration leaseTime) {
-		requireName(name);
+		name = requireName(name);
 		Duration lease = (leaseTime != null) ? requirePositiveLease(name, leaseTime) : null;
 		if (this.closed) {
 			return CompletableFuture.failedFuture(closedException(name));
@@ -298,24 +308,17 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 		return this.options.clientId() + ":w" + Long.toString(this.workOwners.incrementAndGet(), 36);
 	}
 
-	private static ThreadFactory daemonThreads(String prefix) {
+	/**
+	 * A bounded pool for backend calls, each bounded in time; enough threads that a few slow calls do
+	 * not hold up the rest (idle ones end after a minute). Submitting to a fork-join pool never parks
+	 * the submitting thread (an event loop, a timer).
+	 */
+	private static ExecutorService pool(String prefix, String clientId) {
+		String name = prefix + clientId.substring(0, Math.min(8, clientId.length())) + "-";
 		AtomicInteger count = new AtomicInteger();
-		return runnable -> {
-			Thread thread = new Thread(runnable, prefix + count.incrementAndGet());
-			thread.setDaemon(true);
-			return thread;
-		};
-	}
-
-	private static ExecutorService callThreads(String clientId) {
-		String prefix = "distlock-call-" + clientId.substring(0, Math.min(8, clientId.length())) + "-";
-		AtomicInteger count = new AtomicInteger();
-		// Submitting to a fork-join pool never parks the submitting thread (an event loop, a timer).
-		// Calls block for a round trip, bounded by a deadline; enough threads that a few slow ones do
-		// not hold up the rest (idle ones end after a minute).
 		return new ForkJoinPool(Math.max(8, 4 * Runtime.getRuntime().availableProcessors()), pool -> {
 			ForkJoinWorkerThread thread = ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(pool);
-			thread.setName(prefix + count.incrementAndGet());
+			thread.setName(name + count.incrementAndGet());
 			thread.setDaemon(true);
 			return thread;
 		}, null, true);

@@ -10,6 +10,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.Test;
 
@@ -133,6 +134,36 @@ class AsyncAcquisitionTest {
 					}
 				});
 			assertThat(interrupted.get(10, TimeUnit.SECONDS)).isFalse();
+		}
+		finally {
+			engine.close();
+		}
+	}
+
+	@Test
+	void aWaitWithoutEndOutlastsABackendThatDidNotAnswer() throws Exception {
+		AtomicInteger calls = new AtomicInteger();
+		StubBackend backend = new StubBackend() {
+			@Override
+			public Acquisition acquire(String name, String owner, int heldCount, Duration lease, Duration queueFor,
+					String ticket) {
+				if (calls.incrementAndGet() == 1) {
+					// Hangs as a client does while it reconnects, until the step's deadline cuts it off.
+					try {
+						Thread.sleep(10_000);
+					}
+					catch (InterruptedException ex) {
+						throw new IllegalStateException("cut off", ex);
+					}
+				}
+				return Acquisition.acquired(1, lease);
+			}
+		};
+		LockEngine engine = new LockEngine(backend, LockEngineOptions.builder().clientId("c1").build());
+		try {
+			WorkHold hold = engine.lockForWorkAsync("x", Duration.ofMillis(200)).get(10, TimeUnit.SECONDS);
+			assertThat(calls).as("asked again after the first call was cut off").hasValue(2);
+			hold.release();
 		}
 		finally {
 			engine.close();
