@@ -82,6 +82,59 @@ public interface LockRegistry {
 	}
 
 	/**
+	 * @return whether this registry's holds carry fencing tokens ({@link DistLock#getFencingToken()},
+	 * {@link WorkHold#fencingToken()}) that grow with every new holder; Redlock's do not
+	 */
+	default boolean offersFencingTokens() {
+		return false;
+	}
+
+	/**
+	 * Runs {@code work} holding the lock, taken on the calling thread within {@code waitTime} (the
+	 * watchdog keeps it), and released when the work returns or throws. Spring Integration's
+	 * {@code executeLocked}, with a wait that is not optional.
+	 * @param name the lock's name
+	 * @param waitTime how long to wait for the lock; zero: one try
+	 * @param work what to run under the lock
+	 * @param <T> the work's result type
+	 * @param <E> what the work may throw
+	 * @return the work's result
+	 * @throws E what the work threw
+	 * @throws LockNotAcquiredException if another holder kept the lock for the whole wait; the work did not run
+	 * @throws InterruptedException if interrupted while waiting; the work did not run
+	 */
+	default <T, E extends Throwable> T executeLocked(String name, Duration waitTime, LockedWork<T, E> work)
+			throws E, InterruptedException {
+		DistLock lock = getLock(name);
+		Duration wait = (waitTime != null) ? waitTime : Duration.ZERO;
+		if (!lock.tryLock(wait, null)) {
+			throw new LockNotAcquiredException(name, wait);
+		}
+		try {
+			return work.call();
+		}
+		finally {
+			lock.unlock();
+		}
+	}
+
+	/**
+	 * Work run under a lock by {@link #executeLocked}.
+	 * @param <T> its result type
+	 * @param <E> what it may throw
+	 */
+	@FunctionalInterface
+	interface LockedWork<T, E extends Throwable> {
+
+		/**
+		 * @return the result
+		 * @throws E what the work throws
+		 */
+		T call() throws E;
+
+	}
+
+	/**
 	 * @return whether this registry's locks can be kept for a while after their release
 	 * ({@link DistLock#unlockKeepingFor(Duration)}, {@link WorkHold#releaseKeepingFor(Duration)},
 	 * {@code @DistributedLock(holdAtLeast = ...)}): they can where holds expire after their lease

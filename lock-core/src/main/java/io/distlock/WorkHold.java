@@ -1,5 +1,6 @@
 package io.distlock;
 
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -42,7 +43,7 @@ public interface WorkHold {
 	 * @throws UnsupportedOperationException if the backend's holds do not expire on their own; the
 	 * hold is then still there and {@link #release()} releases it
 	 */
-	default void releaseKeepingFor(java.time.Duration keep) {
+	default void releaseKeepingFor(Duration keep) {
 		throw new UnsupportedOperationException(getClass().getName() + " cannot keep a lock after its release");
 	}
 

@@ -1,8 +1,10 @@
 package io.distlock.annotation;
 
 import java.util.ArrayDeque;
+import java.util.Collections;
 import java.util.Deque;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * What a running {@link DistributedLock} method can ask about its locks, chiefly the fencing token to
@@ -67,7 +69,7 @@ public final class LockContext {
 	 */
 	public static java.util.Set<String> lockNames() {
 		Map<String, Long> frame = FRAMES.get().peek();
-		return (frame != null) ? java.util.Collections.unmodifiableSet(frame.keySet()) : java.util.Set.of();
+		return (frame != null) ? Collections.unmodifiableSet(frame.keySet()) : Set.of();
 	}
 
 	/**

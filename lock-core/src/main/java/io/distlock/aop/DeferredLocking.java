@@ -95,15 +95,11 @@ final class DeferredLocking {
 			return this.phase.compareAndSet(TAKEN, GIVEN_BACK);
 		}
 
-		Map<String, Long> tokens() {
+		/** @param offered whether the registry offers fencing tokens (Redlock's holds have none) */
+		Map<String, Long> tokens(boolean offered) {
 			Map<String, Long> tokens = new LinkedHashMap<>();
 			for (WorkHold hold : this.holds) {
-				try {
-					tokens.put(hold.lockName(), hold.fencingToken());
-				}
-				catch (UnsupportedOperationException noTokens) {
-					tokens.put(hold.lockName(), null);
-				}
+				tokens.put(hold.lockName(), offered ? hold.fencingToken() : null);
 			}
 			return tokens;
 		}
@@ -124,7 +120,7 @@ final class DeferredLocking {
 		}
 		Object result;
 		try {
-			LockContext.push(acquired.tokens());
+			LockContext.push(acquired.tokens(call.locks().offersFencingTokens()));
 			try {
 				result = invocation.proceed();
 			}

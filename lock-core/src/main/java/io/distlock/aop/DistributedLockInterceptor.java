@@ -16,6 +16,7 @@ import org.slf4j.LoggerFactory;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.core.convert.support.DefaultConversionService;
 import org.springframework.expression.EvaluationContext;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
@@ -129,7 +130,7 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
 						DistLock lock = locks.getLock(name);
 						return lock.tryLock(left, lease) ? lock : null;
 					}));
-			tokens = (held.size() == names.size()) ? fencingTokens(held) : null;
+			tokens = (held.size() == names.size()) ? fencingTokens(locks, held) : null;
 		}
 		catch (Throwable ex) {
 			// Anything else (a closed registry, a hold lost meanwhile, an Error) reaches the caller as it is,
@@ -220,16 +221,12 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
 
 	}
 
-	private static Map<String, Long> fencingTokens(List<DistLock> held) {
+	/** A registry without sound tokens (Redlock) gives none: {@link LockContext} says so when asked. */
+	private static Map<String, Long> fencingTokens(LockRegistry locks, List<DistLock> held) {
+		boolean offered = locks.offersFencingTokens();
 		Map<String, Long> tokens = new LinkedHashMap<>();
 		for (DistLock lock : held) {
-			try {
-				tokens.put(lock.getName(), lock.getFencingToken());
-			}
-			catch (UnsupportedOperationException noTokens) {
-				// A backend without sound tokens (Redlock): LockContext says so when asked.
-				tokens.put(lock.getName(), null);
-			}
+			tokens.put(lock.getName(), offered ? lock.getFencingToken() : null);
 		}
 		return tokens;
 	}
@@ -278,7 +275,7 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
 			return '\0';
 		}
 		if (returnType.isPrimitive() && returnType != void.class) {
-			return org.springframework.core.convert.support.DefaultConversionService.getSharedInstance()
+			return DefaultConversionService.getSharedInstance()
 				.convert(0, ClassUtils.resolvePrimitiveIfNecessary(returnType));
 		}
 		return null;

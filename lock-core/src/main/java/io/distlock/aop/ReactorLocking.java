@@ -51,7 +51,7 @@ final class ReactorLocking {
 				return failure(locking, call, acquired);
 			}
 			// Given back by a cancel that raced the delivery: the work must not run without them.
-			return acquired.claim() ? proceed(invocation, acquired) : Mono.empty();
+			return acquired.claim() ? proceed(invocation, call, acquired) : Mono.empty();
 		};
 		Function<DeferredLocking.Acquired, Publisher<Object>> release = acquired -> Mono
 			.<Object>fromRunnable(() -> locking.release(call, acquired))
@@ -92,15 +92,16 @@ final class ReactorLocking {
 	}
 
 	@SuppressWarnings("unchecked")
-	private static Publisher<Object> proceed(MethodInvocation invocation, DeferredLocking.Acquired acquired) {
+	private static Publisher<Object> proceed(MethodInvocation invocation, DeferredLocking.Call call,
+			DeferredLocking.Acquired acquired) {
 		// Each subscription runs the method anew, as a resubscribed Mono would.
-		MethodInvocation call = (invocation instanceof ProxyMethodInvocation proxied) ? proxied.invocableClone()
+		MethodInvocation fresh = (invocation instanceof ProxyMethodInvocation proxied) ? proxied.invocableClone()
 				: invocation;
-		LockContext.push(acquired.tokens());
+		LockContext.push(acquired.tokens(call.locks().offersFencingTokens()));
 		try {
 			// Later advice (AspectJ aspects, AopContext) looks the invocation up in a thread-local
 			// that this thread (a bounded-elastic one) does not have.
-			Object result = ExposeInvocationInterceptor.INSTANCE.invoke(call);
+			Object result = ExposeInvocationInterceptor.INSTANCE.invoke(fresh);
 			return (result != null) ? (Publisher<Object>) result : Mono.empty();
 		}
 		catch (Throwable ex) {

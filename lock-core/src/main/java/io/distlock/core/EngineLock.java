@@ -103,6 +103,17 @@ final class EngineLock implements DistLock {
 		return LockEngine.requirePositiveLease(this.name, leaseTime);
 	}
 
+	/** Two handles of one registry and name are one lock: either unlocks what the other locked. */
+	@Override
+	public boolean equals(Object other) {
+		return other instanceof EngineLock that && this.engine == that.engine && this.name.equals(that.name);
+	}
+
+	@Override
+	public int hashCode() {
+		return System.identityHashCode(this.engine) * 31 + this.name.hashCode();
+	}
+
 	@Override
 	public String toString() {
 		return "DistLock[" + this.name + "]";

@@ -4,9 +4,11 @@ import java.lang.ref.WeakReference;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.distlock.HoldInfo;
+import io.distlock.LockOrigin;
 import io.distlock.LostHold;
 
 /**
@@ -39,7 +41,7 @@ final class Hold {
 
 	private final String logicalName;
 
-	private final java.util.concurrent.atomic.AtomicLong renewals = new java.util.concurrent.atomic.AtomicLong();
+	private final AtomicLong renewals = new AtomicLong();
 
 	private volatile int count = 1;
 
@@ -72,8 +74,8 @@ final class Hold {
 		// No thread for a hold owned by work: it lives until released, whichever thread ends the work.
 		this.thread = (thread != null) ? new WeakReference<>(thread) : null;
 		this.threadName = (thread != null) ? thread.getName() : "(work)";
-		this.origin = io.distlock.LockOrigin.current();
-		this.logicalName = io.distlock.LockOrigin.currentLockName();
+		this.origin = LockOrigin.current();
+		this.logicalName = LockOrigin.currentLockName();
 	}
 
 	String origin() {

@@ -55,6 +55,14 @@ public interface LockBackend extends AutoCloseable {
 		return true;
 	}
 
+	/**
+	 * @return whether this backend's holds carry fencing tokens that only grow; one that cannot
+	 * issue sound ones (Redlock's masters count independently) answers {@code false}
+	 */
+	default boolean issuesFencingTokens() {
+		return true;
+	}
+
 	/** @return whether this backend queues waiters and hands a released lock to the first of them */
 	default boolean queuesWaiters() {
 		return false;

@@ -48,6 +48,9 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 
 	private static final Logger log = LoggerFactory.getLogger(LockEngine.class);
 
+	/** The threads of each of the pools for non-blocking acquisitions' calls and asynchronous releases. */
+	static final int POOL_THREADS = 8;
+
 	/** How long a waiter sleeps when the holder's TTL is unknown or already over. */
 	static final long RETRY_NANOS = Duration.ofMillis(10).toNanos();
 
@@ -309,14 +312,15 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 	}
 
 	/**
-	 * A bounded pool for backend calls, each bounded in time; enough threads that a few slow calls do
-	 * not hold up the rest (idle ones end after a minute). Submitting to a fork-join pool never parks
-	 * the submitting thread (an event loop, a timer).
+	 * A pool of {@value #POOL_THREADS} threads for backend calls, each bounded in time: enough that a
+	 * few slow calls do not hold up the rest (idle ones end after a minute); calls wait for I/O, so the
+	 * number does not follow the processors. Submitting to a fork-join pool never parks the submitting
+	 * thread (an event loop, a timer).
 	 */
 	private static ExecutorService pool(String prefix, String clientId) {
 		String name = prefix + clientId.substring(0, Math.min(8, clientId.length())) + "-";
 		AtomicInteger count = new AtomicInteger();
-		return new ForkJoinPool(Math.max(8, 4 * Runtime.getRuntime().availableProcessors()), pool -> {
+		return new ForkJoinPool(POOL_THREADS, pool -> {
 			ForkJoinWorkerThread thread = ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(pool);
 			thread.setName(name + count.incrementAndGet());
 			thread.setDaemon(true);
@@ -397,6 +401,11 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 	 */
 	void release(String name, String owner, Duration keep) {
 		this.unlocking.release(name, owner, keep);
+	}
+
+	@Override
+	public boolean offersFencingTokens() {
+		return this.backend.issuesFencingTokens();
 	}
 
 	@Override

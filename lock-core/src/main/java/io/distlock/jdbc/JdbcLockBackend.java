@@ -3,6 +3,7 @@ package io.distlock.jdbc;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -191,7 +192,7 @@ public final class JdbcLockBackend implements LockBackend {
 			List<Boolean> renewed = new ArrayList<>(holds.size());
 			for (int count : updated) {
 				// Some drivers answer SUCCESS_NO_INFO (-2) for batched statements that did update.
-				renewed.add(count > 0 || count == java.sql.Statement.SUCCESS_NO_INFO);
+				renewed.add(count > 0 || count == Statement.SUCCESS_NO_INFO);
 			}
 			return renewed;
 		});

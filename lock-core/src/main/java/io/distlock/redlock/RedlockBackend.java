@@ -182,6 +182,12 @@ public final class RedlockBackend implements LockBackend {
 		return RedisFailures.explain(error, this.nodes.get(index).description());
 	}
 
+	/** Each master counts on its own and forgets on restart: no token is sound across them. */
+	@Override
+	public boolean issuesFencingTokens() {
+		return false;
+	}
+
 	@Override
 	public String description() {
 		return "Redlock over " + this.nodes.stream().map(RedisLockBackend::description).toList();

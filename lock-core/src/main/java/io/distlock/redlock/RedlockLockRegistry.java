@@ -2,6 +2,7 @@ package io.distlock.redlock;
 
 import java.util.List;
 
+import org.springframework.beans.factory.DisposableBean;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 import io.distlock.core.LockEngine;
@@ -53,7 +54,7 @@ public class RedlockLockRegistry extends LockEngine {
 	public void close() {
 		super.close();
 		for (RedisConnectionFactory factory : this.ownedFactories) {
-			if (factory instanceof org.springframework.beans.factory.DisposableBean disposable) {
+			if (factory instanceof DisposableBean disposable) {
 				try {
 					disposable.destroy();
 				}

@@ -9,6 +9,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReferenceArray;
@@ -22,6 +23,7 @@ import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.AddWatchMode;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.Stat;
@@ -377,7 +379,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 				hold.expiry = this.leases.schedule(() -> leaseRanOut(hold), Math.max(0, deadline - System.nanoTime()),
 						TimeUnit.NANOSECONDS);
 			}
-			catch (java.util.concurrent.RejectedExecutionException closedBackend) {
+			catch (RejectedExecutionException closedBackend) {
 				// Closed: the node lives until the session ends.
 				hold.expiry = null;
 			}
@@ -828,7 +830,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 		}
 
 		@Override
-		public void process(org.apache.zookeeper.WatchedEvent event) {
+		public void process(WatchedEvent event) {
 			if (event.getType() == Event.EventType.NodeDeleted) {
 				this.onRelease.accept(RELEASED);
 			}
@@ -885,7 +887,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 		try {
 			this.leases.execute(task);
 		}
-		catch (java.util.concurrent.RejectedExecutionException closedBackend) {
+		catch (RejectedExecutionException closedBackend) {
 			// Closed: nothing left to tidy; the session's end deletes what remains.
 		}
 	}

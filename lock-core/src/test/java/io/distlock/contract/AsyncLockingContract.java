@@ -85,10 +85,10 @@ public interface AsyncLockingContract {
 			.until(() -> ((LockRegistryStats) waiting).waitingThreads() == 40 || waits.stream().anyMatch(CompletableFuture::isDone));
 		assertThat(waits).noneMatch(CompletableFuture::isDone);
 		long threadsWhileWaiting = clientThreads();
-		// A thread per wait would add 39; the registry's few call threads may still be starting.
+		// A thread per wait would add 39; the registry's call pool may still grow to its 8 threads.
 		assertThat(threadsWhileWaiting - threadsBefore).as("threads added by 39 more waits: %s",
 				Thread.getAllStackTraces().keySet().stream().map(Thread::getName).sorted().toList())
-			.isLessThan(8);
+			.isLessThan(20);
 		AtomicInteger acquired = new AtomicInteger();
 		// Each waiter in turn, whichever comes first: it acquires when the one before released.
 		List<CompletableFuture<Void>> released = waits.stream()

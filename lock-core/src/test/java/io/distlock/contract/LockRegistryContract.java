@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -28,6 +29,7 @@ import io.distlock.DistLock;
 import io.distlock.LockBackendException;
 import io.distlock.LockListener;
 import io.distlock.LockLostException;
+import io.distlock.LockNotAcquiredException;
 import io.distlock.LockRegistry;
 import io.distlock.LostHold;
 import io.distlock.testing.ThreadStates;
@@ -551,6 +553,8 @@ public abstract class LockRegistryContract implements AsyncLockingContract {
 
 	@Test
 	void fencingTokensGrowWithEveryNewHolder() throws Exception {
+		assertThat(newClient().offersFencingTokens()).as("the registry says whether it offers tokens")
+			.isEqualTo(offersFencingTokens());
 		if (!offersFencingTokens()) {
 			DistLock lock = newClient().getLock("fenced");
 			lock.lock();
@@ -657,6 +661,41 @@ public abstract class LockRegistryContract implements AsyncLockingContract {
 	}
 
 	@Test
+	void twoHandlesOfOneNameAreOneLock() throws Exception {
+		LockRegistry client = newClient();
+		DistLock one = client.getLock("handles");
+		DistLock other = client.getLock("handles");
+		assertThat(one).isEqualTo(other).hasSameHashCodeAs(other).isNotEqualTo(client.getLock("handles-2"));
+		assertThat(one).as("another registry's lock of that name").isNotEqualTo(newClient().getLock("handles"));
+		one.lock();
+		assertThat(other.isHeldByCurrentThread()).isTrue();
+		other.unlock();
+		assertThat(one.getHoldCount()).isZero();
+	}
+
+	@Test
+	void executeLockedRunsTheWorkUnderTheLockOrNotAtAll() throws Exception {
+		LockRegistry mine = newClient();
+		LockRegistry theirs = newClient();
+		assertThat(mine.executeLocked("executed", Duration.ofSeconds(5), () -> {
+			assertThat(otherThreadTryLock(theirs.getLock("executed"))).as("held while the work runs").isFalse();
+			return "ran";
+		})).isEqualTo("ran");
+		assertThat(otherThreadTryLock(theirs.getLock("executed"))).as("released after it").isTrue();
+		assertThatThrownBy(() -> mine.executeLocked("executed", Duration.ZERO, () -> {
+			throw new IOException("failed");
+		})).isInstanceOf(IOException.class);
+		assertThat(otherThreadTryLock(theirs.getLock("executed"))).as("released after a failure").isTrue();
+		DistLock held = theirs.getLock("executed");
+		assertThat(otherThreadLock(held)).isTrue();
+		AtomicInteger ran = new AtomicInteger();
+		assertThatThrownBy(() -> mine.executeLocked("executed", Duration.ofMillis(100), ran::incrementAndGet))
+			.isInstanceOf(LockNotAcquiredException.class)
+			.hasMessageContaining("'executed'");
+		assertThat(ran).hasValue(0);
+	}
+
+	@Test
 	void rejectsBadArguments() {
 		LockRegistry client = newClient();
 		assertThatThrownBy(() -> client.getLock(" ")).isInstanceOf(IllegalArgumentException.class);
@@ -664,6 +703,25 @@ public abstract class LockRegistryContract implements AsyncLockingContract {
 			.hasMessageContaining("'x'");
 		assertThatThrownBy(() -> client.getLock("x").unlock()).isInstanceOf(IllegalMonitorStateException.class);
 		assertThatThrownBy(() -> client.getLock("x").newCondition()).isInstanceOf(UnsupportedOperationException.class);
+	}
+
+	/** Takes the lock on a thread of its own that keeps it until the test ends. */
+	protected boolean otherThreadLock(DistLock lock) throws Exception {
+		CountDownLatch taken = new CountDownLatch(1);
+		CountDownLatch end = new CountDownLatch(1);
+		this.threads.submit(() -> {
+			lock.lock();
+			try {
+				taken.countDown();
+				end.await();
+			}
+			finally {
+				lock.unlock();
+			}
+			return null;
+		});
+		closeAfterTest(end::countDown);
+		return taken.await(30, TimeUnit.SECONDS);
 	}
 
 	/** tryLock from a thread other than the test's, which may hold the same name itself. */
