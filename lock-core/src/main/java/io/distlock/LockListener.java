@@ -1,5 +1,7 @@
 package io.distlock;
 
+import java.util.List;
+
 /**
  * Told about events of a registry's holds. Called on a thread of the registry's own, one event at a
  * time in the order they happened, shortly after the registry noticed them (the owner's
@@ -22,7 +24,7 @@ public interface LockListener {
 	 * @param lockNames the locks it tried to renew
 	 * @param cause what the backend said
 	 */
-	default void renewalFailed(java.util.List<String> lockNames, Throwable cause) {
+	default void renewalFailed(List<String> lockNames, Throwable cause) {
 	}
 
 }

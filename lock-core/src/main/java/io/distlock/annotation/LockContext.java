@@ -67,7 +67,7 @@ public final class LockContext {
 	 * order they were acquired.
 	 * @return the lock names; empty if no such method is running on this thread
 	 */
-	public static java.util.Set<String> lockNames() {
+	public static Set<String> lockNames() {
 		Map<String, Long> frame = FRAMES.get().peek();
 		return (frame != null) ? Collections.unmodifiableSet(frame.keySet()) : Set.of();
 	}

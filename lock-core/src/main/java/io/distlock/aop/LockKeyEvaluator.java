@@ -3,6 +3,7 @@ package io.distlock.aop;
 import java.lang.reflect.Method;
 import java.util.List;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.context.expression.BeanFactoryResolver;
@@ -175,7 +176,7 @@ final class LockKeyEvaluator {
 
 		private final ParameterNameDiscoverer delegate;
 
-		private final java.util.concurrent.ConcurrentHashMap<Object, String[]> names = new java.util.concurrent.ConcurrentHashMap<>();
+		private final ConcurrentHashMap<Object, String[]> names = new ConcurrentHashMap<>();
 
 		CachingParameterNames(ParameterNameDiscoverer delegate) {
 			this.delegate = delegate;

@@ -2,6 +2,7 @@ package io.distlock.core;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Consumer;
 
 /**
@@ -195,7 +196,7 @@ public interface LockBackend extends AutoCloseable {
 	 * @param up whether locks can be taken
 	 * @param details what was checked, e.g. each node's state and the quorum
 	 */
-	record Health(boolean up, java.util.Map<String, Object> details) {
+	record Health(boolean up, Map<String, Object> details) {
 	}
 
 	/** Releases the backend's own resources (not the application's connections). */

@@ -1,9 +1,12 @@
 package io.distlock.jdbc;
 
+import java.util.Objects;
+
 import javax.sql.DataSource;
 
 import io.distlock.core.LockEngine;
 import io.distlock.core.LockEngineOptions;
+import io.distlock.core.RegistryBuilder;
 
 /**
  * The {@link io.distlock.LockRegistry} on a relational table (MySQL, MariaDB, PostgreSQL, H2), for
@@ -57,6 +60,57 @@ public class JdbcLockRegistry extends LockEngine {
 					+ ", which the lock table cannot store on PostgreSQL; use a name without control characters.");
 		}
 		return name;
+	}
+
+	/**
+	 * Starts a registry on a database table: {@code JdbcLockRegistry.builder(dataSource).createSchema().build()}.
+	 * @param dataSource the application's data source
+	 * @return a builder with the defaults
+	 */
+	public static Builder builder(DataSource dataSource) {
+		return new Builder(Objects.requireNonNull(dataSource, "dataSource"));
+	}
+
+	/** Builds a {@link JdbcLockRegistry}. */
+	public static final class Builder extends RegistryBuilder<Builder, JdbcLockRegistry> {
+
+		private final DataSource dataSource;
+
+		private String tableName = DEFAULT_TABLE_NAME;
+
+		private boolean createSchema;
+
+		private Builder(DataSource dataSource) {
+			this.dataSource = dataSource;
+		}
+
+		/**
+		 * @param tableName the lock table (default {@value #DEFAULT_TABLE_NAME})
+		 * @return this builder
+		 */
+		public Builder tableName(String tableName) {
+			this.tableName = tableName;
+			return this;
+		}
+
+		/**
+		 * Creates the lock table when the registry is built, if it does not exist yet.
+		 * @return this builder
+		 */
+		public Builder createSchema() {
+			this.createSchema = true;
+			return this;
+		}
+
+		@Override
+		public JdbcLockRegistry build() {
+			JdbcLockBackend backend = new JdbcLockBackend(this.dataSource, this.tableName);
+			if (this.createSchema) {
+				backend.createSchema();
+			}
+			return new JdbcLockRegistry(backend, options());
+		}
+
 	}
 
 }

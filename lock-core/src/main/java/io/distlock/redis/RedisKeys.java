@@ -1,5 +1,7 @@
 package io.distlock.redis;
 
+import java.util.List;
+
 /**
  * Names the Redis keys and channels of a lock. Every key one script touches lives in the lock's
  * Redis Cluster slot: the lock hash carries the lock name as its hash tag ({@code {name}}), and on a
@@ -35,7 +37,7 @@ record RedisKeys(String prefix, boolean cluster) {
 	 * The keys of {@code acquire.lua} and {@code release.lua} in their KEYS order (lock, fencing
 	 * counter, queue, queue entries), building the lock key once: this runs on every acquisition.
 	 */
-	java.util.List<String> scriptKeys(String name) {
+	List<String> scriptKeys(String name) {
 		String lock = lock(name);
 		String queueBase = queueBase(name, lock);
 		return java.util.List.of(lock, fencingCounter(name), queueBase + ":queue", queueBase + ":queued");
@@ -45,7 +47,7 @@ record RedisKeys(String prefix, boolean cluster) {
 	 * The keys of {@code release.lua}: those of {@link #scriptKeys(String)} and the release marker,
 	 * which lets a release re-sent after a reconnect recognise that it was applied already.
 	 */
-	java.util.List<String> releaseKeys(String name) {
+	List<String> releaseKeys(String name) {
 		String lock = lock(name);
 		String queueBase = queueBase(name, lock);
 		return java.util.List.of(lock, fencingCounter(name), queueBase + ":queue", queueBase + ":queued",

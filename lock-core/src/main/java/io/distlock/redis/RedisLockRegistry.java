@@ -1,9 +1,12 @@
 package io.distlock.redis;
 
+import java.util.Objects;
+
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 import io.distlock.core.LockEngine;
 import io.distlock.core.LockEngineOptions;
+import io.distlock.core.RegistryBuilder;
 
 /**
  * The {@link io.distlock.LockRegistry} on one Redis deployment, over the application's Spring Data
@@ -35,6 +38,43 @@ public class RedisLockRegistry extends LockEngine {
 	 */
 	public RedisLockRegistry(RedisConnectionFactory connectionFactory, String keyPrefix, LockEngineOptions options) {
 		super(new RedisLockBackend(connectionFactory, keyPrefix, options.restartGrace()), options);
+	}
+
+	/**
+	 * Starts a registry on a Redis connection factory (a single server, Sentinel or a Cluster):
+	 * {@code RedisLockRegistry.builder(connectionFactory).keyPrefix("orders").build()}.
+	 * @param connectionFactory the Redis connection factory; not closed by the registry
+	 * @return a builder with the defaults
+	 */
+	public static Builder builder(RedisConnectionFactory connectionFactory) {
+		return new Builder(Objects.requireNonNull(connectionFactory, "connectionFactory"));
+	}
+
+	/** Builds a {@link RedisLockRegistry}. */
+	public static final class Builder extends RegistryBuilder<Builder, RedisLockRegistry> {
+
+		private final RedisConnectionFactory connectionFactory;
+
+		private String keyPrefix = DEFAULT_KEY_PREFIX;
+
+		private Builder(RedisConnectionFactory connectionFactory) {
+			this.connectionFactory = connectionFactory;
+		}
+
+		/**
+		 * @param keyPrefix the namespace of all keys and channels (default {@value #DEFAULT_KEY_PREFIX})
+		 * @return this builder
+		 */
+		public Builder keyPrefix(String keyPrefix) {
+			this.keyPrefix = keyPrefix;
+			return this;
+		}
+
+		@Override
+		public RedisLockRegistry build() {
+			return new RedisLockRegistry(this.connectionFactory, this.keyPrefix, options());
+		}
+
 	}
 
 }

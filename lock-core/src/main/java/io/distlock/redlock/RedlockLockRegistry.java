@@ -1,13 +1,16 @@
 package io.distlock.redlock;
 
 import java.util.List;
+import java.util.Objects;
 
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 import io.distlock.core.LockEngine;
 import io.distlock.core.LockEngineOptions;
+import io.distlock.core.RegistryBuilder;
 import io.distlock.redis.RedisLockBackend;
+import io.distlock.redis.RedisLockRegistry;
 
 /**
  * The {@link io.distlock.LockRegistry} over several independent Redis masters (Redlock), for a lock
@@ -63,6 +66,56 @@ public class RedlockLockRegistry extends LockEngine {
 				}
 			}
 		}
+	}
+
+	/**
+	 * Starts a registry over independent masters, one connection factory each (not closed by the
+	 * registry): {@code RedlockLockRegistry.builder(nodes).settings(RedlockSettings.builder()
+	 * .nodeTimeout(Duration.ofMillis(50)).build()).build()}.
+	 * @param nodes at least three connection factories, one per master
+	 * @return a builder with the defaults
+	 */
+	public static Builder builder(List<? extends RedisConnectionFactory> nodes) {
+		return new Builder(List.copyOf(nodes));
+	}
+
+	/** Builds a {@link RedlockLockRegistry}. */
+	public static final class Builder extends RegistryBuilder<Builder, RedlockLockRegistry> {
+
+		private final List<? extends RedisConnectionFactory> nodes;
+
+		private String keyPrefix = RedisLockRegistry.DEFAULT_KEY_PREFIX;
+
+		private RedlockSettings settings = RedlockSettings.DEFAULTS;
+
+		private Builder(List<? extends RedisConnectionFactory> nodes) {
+			this.nodes = nodes;
+		}
+
+		/**
+		 * @param keyPrefix the namespace of all keys and channels on every node (default
+		 * {@value RedisLockRegistry#DEFAULT_KEY_PREFIX})
+		 * @return this builder
+		 */
+		public Builder keyPrefix(String keyPrefix) {
+			this.keyPrefix = keyPrefix;
+			return this;
+		}
+
+		/**
+		 * @param settings the algorithm's tuning (default {@link RedlockSettings#DEFAULTS})
+		 * @return this builder
+		 */
+		public Builder settings(RedlockSettings settings) {
+			this.settings = Objects.requireNonNull(settings, "settings");
+			return this;
+		}
+
+		@Override
+		public RedlockLockRegistry build() {
+			return new RedlockLockRegistry(this.nodes, this.keyPrefix, this.settings, options());
+		}
+
 	}
 
 }

@@ -10,6 +10,7 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReferenceArray;
@@ -1063,7 +1064,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 		/** System.nanoTime() when the lease runs out; written under this. */
 		volatile long deadline;
 
-		java.util.concurrent.ScheduledFuture<?> expiry;
+		ScheduledFuture<?> expiry;
 
 		/** Deleted, lost or given up; guarded by this (read without it where staleness is harmless). */
 		volatile boolean gone;

@@ -1,11 +1,13 @@
 package io.distlock.zookeeper;
 
 import java.time.Duration;
+import java.util.Objects;
 
 import org.apache.curator.framework.CuratorFramework;
 
 import io.distlock.core.LockEngine;
 import io.distlock.core.LockEngineOptions;
+import io.distlock.core.RegistryBuilder;
 
 /**
  * The {@link io.distlock.LockRegistry} on a ZooKeeper ensemble, through Apache Curator: locks held by
@@ -43,6 +45,43 @@ public class ZooKeeperLockRegistry extends LockEngine {
 	 */
 	public static ZooKeeperLockRegistry owning(CuratorFramework client, String basePath, LockEngineOptions options) {
 		return new ZooKeeperLockRegistry(client, basePath, options, true);
+	}
+
+	/**
+	 * Starts a registry on the application's started Curator client, which it never closes:
+	 * {@code ZooKeeperLockRegistry.builder(curator).basePath("/orders/locks").build()}.
+	 * @param client a started Curator client
+	 * @return a builder with the defaults
+	 */
+	public static Builder builder(CuratorFramework client) {
+		return new Builder(Objects.requireNonNull(client, "client"));
+	}
+
+	/** Builds a {@link ZooKeeperLockRegistry}. */
+	public static final class Builder extends RegistryBuilder<Builder, ZooKeeperLockRegistry> {
+
+		private final CuratorFramework client;
+
+		private String basePath = DEFAULT_BASE_PATH;
+
+		private Builder(CuratorFramework client) {
+			this.client = client;
+		}
+
+		/**
+		 * @param basePath the parent of all lock nodes (default {@value #DEFAULT_BASE_PATH})
+		 * @return this builder
+		 */
+		public Builder basePath(String basePath) {
+			this.basePath = basePath;
+			return this;
+		}
+
+		@Override
+		public ZooKeeperLockRegistry build() {
+			return new ZooKeeperLockRegistry(this.client, this.basePath, options());
+		}
+
 	}
 
 }
