@@ -74,7 +74,7 @@ public interface LockBackend extends AutoCloseable {
 	 * that {@linkplain #queuesWaiters() queues waiters} also queues the owner for {@code queueFor},
 	 * so that a release hands the lock straight to the first live queued owner (with a lease of at
 	 * most {@link #QUEUE_PLACE} until the owner extends it) and announces
-	 * {@link #GRANT_PREFIX}{@code <token> <owner> <ticket>} to subscribers. Calling again refreshes
+	 * a {@link LockNotice.Granted} to subscribers. Calling again refreshes
 	 * the owner's place; it stays where it was in line. Other backends ignore the queueing arguments.
 	 * @param queueFor how long the owner stays queued without calling again; zero: do not queue
 	 * @param ticket names this waiting attempt in the hand-off message, so that a message arriving
@@ -169,21 +169,15 @@ public interface LockBackend extends AutoCloseable {
 	Duration remainingLease(String name);
 
 	/**
-	 * Starts delivering release notifications of one lock to {@code onRelease}. Returns once the
-	 * subscription is effective, so that a release right after the call is not missed.
+	 * Starts delivering the notices of one lock (released, handed to a queued owner, an attempt
+	 * abandoned) to {@code onNotice}. Returns once the subscription is effective, so that a release
+	 * right after the call is not missed.
 	 * @param name the lock's name
-	 * @param onRelease called (on any thread, quickly) when the lock is released, with
-	 * {@value #RELEASED}, with {@value #GRANT_PREFIX}{@code <token> <owner> <ticket>} when the release handed
-	 * it to a queued owner, or with the owner id whose abandoned attempt freed it
-	 * @return the subscription, to close when no longer waiting
+	 * @param onNotice called (on any thread, quickly) with each notice
+	 * @return the subscription, to close when no longer waiting; {@code null} if this backend
+	 * announces nothing (the waiters then poll)
 	 */
-	AutoCloseable subscribe(String name, Consumer<String> onRelease);
-
-	/** The notification of an ordinary release. */
-	String RELEASED = "released";
-
-	/** Starts the notification that a release handed the lock to a queued owner: {@code grant <token> <owner> <ticket>}. */
-	String GRANT_PREFIX = "grant ";
+	AutoCloseable subscribe(String name, Consumer<LockNotice> onNotice);
 
 	/**
 	 * Checks that the backend answers, without taking any lock.

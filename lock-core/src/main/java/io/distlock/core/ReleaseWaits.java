@@ -21,7 +21,7 @@ import org.slf4j.LoggerFactory;
  * in arrival order; only the head of the queue talks to the backend, and a release wakes only the
  * head. Without this, every release would wake every waiting thread of every client, each making a
  * round trip that all but one lose, and the releasing thread would usually barge back in first.
- * Where the backend hands a released lock to a queued owner ({@link LockBackend#GRANT_PREFIX}), the
+ * Where the backend hands a released lock to a queued owner ({@link LockNotice.Granted}), the
  * grant goes to that owner's waiter directly, wherever it stands in the room.
  *
  * <p>One backend subscription per room, closed when the last waiter leaves, so that waiting on a
@@ -445,7 +445,7 @@ final class ReleaseWaits {
 		private void subscribe(LockBackend backend, String ownOwnerPrefix) {
 			AutoCloseable result = null;
 			try {
-				result = backend.subscribe(this.name, message -> onMessage(message, ownOwnerPrefix));
+				result = backend.subscribe(this.name, notice -> onNotice(notice, ownOwnerPrefix));
 			}
 			catch (RuntimeException ex) {
 				log.warn("Could not subscribe to releases of lock '{}'; its waiters poll instead: {}",
@@ -464,15 +464,14 @@ final class ReleaseWaits {
 			}
 		}
 
-		private void onMessage(String message, String ownOwnerPrefix) {
-			if (message.startsWith(LockBackend.GRANT_PREFIX)) {
-				// grant <token> <owner> <ticket>; handed to another client's owner: nothing to wake for here.
-				String[] parts = message.split(" ");
-				if (parts.length == 4 && parts[2].startsWith(ownOwnerPrefix)) {
-					grant(parts[2], parts[3], Long.parseLong(parts[1]));
+		private void onNotice(LockNotice notice, String ownOwnerPrefix) {
+			if (notice instanceof LockNotice.Granted granted) {
+				// Handed to another client's owner: nothing to wake for here.
+				if (granted.owner().startsWith(ownOwnerPrefix)) {
+					grant(granted.owner(), granted.ticket(), granted.token());
 				}
 			}
-			else if (!message.startsWith(ownOwnerPrefix)) {
+			else if (!(notice instanceof LockNotice.Abandoned abandoned && abandoned.owner().startsWith(ownOwnerPrefix))) {
 				// An attempt this client abandoned itself frees nothing this client is waiting for.
 				signal();
 			}

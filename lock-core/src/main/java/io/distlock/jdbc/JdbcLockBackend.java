@@ -22,6 +22,7 @@ import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import io.distlock.core.LockBackend;
+import io.distlock.core.LockNotice;
 
 /**
  * Keeps locks as rows of a table (the seed's MySQL lock): one row per held lock with its owner,
@@ -214,7 +215,7 @@ public final class JdbcLockBackend implements LockBackend {
 	}
 
 	@Override
-	public AutoCloseable subscribe(String name, Consumer<String> onRelease) {
+	public AutoCloseable subscribe(String name, Consumer<LockNotice> onNotice) {
 		// No notifications from a table: the engine polls, bounded by the holder's expiry.
 		return null;
 	}

@@ -39,6 +39,7 @@ import org.springframework.data.redis.core.script.RedisScript;
 
 import io.distlock.LockBackendException;
 import io.distlock.core.LockBackend;
+import io.distlock.core.LockNotice;
 
 /**
  * Keeps locks in one Redis deployment (a single server, a Sentinel-managed master, or a Cluster)
@@ -497,8 +498,8 @@ public final class RedisLockBackend implements LockBackend {
 	}
 
 	@Override
-	public AutoCloseable subscribe(String name, Consumer<String> onRelease) {
-		return this.subscriber.subscribe(this.keys.releaseChannel(name), onRelease);
+	public AutoCloseable subscribe(String name, Consumer<LockNotice> onNotice) {
+		return this.subscriber.subscribe(this.keys.releaseChannel(name), onNotice);
 	}
 
 	@Override

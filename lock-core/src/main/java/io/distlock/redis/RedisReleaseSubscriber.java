@@ -16,6 +16,8 @@ import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.Subscription;
 
+import io.distlock.core.LockNotice;
+
 /**
  * One pub/sub connection per client, shared by the waiters of every lock: channels are subscribed
  * while some thread waits for that lock and unsubscribed when the last one stops.
@@ -33,7 +35,13 @@ final class RedisReleaseSubscriber implements MessageListener, AutoCloseable {
 
 	private final byte[] anchorChannel;
 
-	private final Map<String, Set<Consumer<String>>> callbacks = new ConcurrentHashMap<>();
+	/** What release.lua publishes for an ordinary release. */
+	private static final String RELEASED = "released";
+
+	/** What starts release.lua's hand-off message. */
+	private static final String GRANT_PREFIX = "grant ";
+
+	private final Map<String, Set<Consumer<LockNotice>>> callbacks = new ConcurrentHashMap<>();
 
 	/**
 	 * Interruptible, unlike a monitor: a SUBSCRIBE stalled on an unresponsive server must not keep
@@ -54,13 +62,13 @@ final class RedisReleaseSubscriber implements MessageListener, AutoCloseable {
 	 * Passes the body of every message on {@code channel} to {@code onMessage} until the returned handle is
 	 * closed. Returns once the server has confirmed the subscription.
 	 */
-	AutoCloseable subscribe(String channel, Consumer<String> onMessage) {
+	AutoCloseable subscribe(String channel, Consumer<LockNotice> onMessage) {
 		lockInterruptibly();
 		try {
 			if (this.closed) {
 				throw new IllegalStateException("Release subscriber is closed");
 			}
-			Set<Consumer<String>> listeners = this.callbacks.computeIfAbsent(channel, key -> new CopyOnWriteArraySet<>());
+			Set<Consumer<LockNotice>> listeners = this.callbacks.computeIfAbsent(channel, key -> new CopyOnWriteArraySet<>());
 			listeners.add(onMessage);
 			if (listeners.size() == 1) {
 				try {
@@ -88,10 +96,10 @@ final class RedisReleaseSubscriber implements MessageListener, AutoCloseable {
 		}
 	}
 
-	private void unsubscribe(String channel, Consumer<String> onMessage) {
+	private void unsubscribe(String channel, Consumer<LockNotice> onMessage) {
 		this.lock.lock();
 		try {
-			Set<Consumer<String>> listeners = this.callbacks.get(channel);
+			Set<Consumer<LockNotice>> listeners = this.callbacks.get(channel);
 			if (listeners == null || !listeners.remove(onMessage) || !listeners.isEmpty()) {
 				return;
 			}
@@ -116,12 +124,28 @@ final class RedisReleaseSubscriber implements MessageListener, AutoCloseable {
 		return this.connection.getSubscription();
 	}
 
+	/**
+	 * Reads what the scripts publish: {@code released} (release.lua), {@code grant <token> <owner>
+	 * <ticket>} (release.lua, a hand-off), or the owner id of an abandoned attempt (abandon.lua).
+	 */
+	static LockNotice notice(String message) {
+		if (message.startsWith(GRANT_PREFIX)) {
+			String[] parts = message.split(" ");
+			if (parts.length == 4 && parts[1].chars().allMatch(Character::isDigit) && !parts[1].isEmpty()) {
+				return new LockNotice.Granted(Long.parseLong(parts[1]), parts[2], parts[3]);
+			}
+			// Not a hand-off this version can read: the head is woken and asks Redis.
+			return LockNotice.RELEASED;
+		}
+		return RELEASED.equals(message) ? LockNotice.RELEASED : new LockNotice.Abandoned(message);
+	}
+
 	@Override
 	public void onMessage(Message message, byte[] pattern) {
-		Set<Consumer<String>> listeners = this.callbacks.get(new String(message.getChannel(), StandardCharsets.UTF_8));
+		Set<Consumer<LockNotice>> listeners = this.callbacks.get(new String(message.getChannel(), StandardCharsets.UTF_8));
 		if (listeners != null) {
-			String body = new String(message.getBody(), StandardCharsets.UTF_8);
-			listeners.forEach(listener -> listener.accept(body));
+			LockNotice notice = notice(new String(message.getBody(), StandardCharsets.UTF_8));
+			listeners.forEach(listener -> listener.accept(notice));
 		}
 	}
 

@@ -35,6 +35,7 @@ import io.lettuce.core.RedisConnectionException;
 
 import io.distlock.LockBackendException;
 import io.distlock.core.LockBackend;
+import io.distlock.core.LockNotice;
 import io.distlock.redis.RedisFailures;
 import io.distlock.redis.RedisLockBackend;
 
@@ -316,13 +317,13 @@ public final class RedlockBackend implements LockBackend {
 	}
 
 	@Override
-	public AutoCloseable subscribe(String name, Consumer<String> onRelease) {
+	public AutoCloseable subscribe(String name, Consumer<LockNotice> onNotice) {
 		List<AutoCloseable> subscriptions = new ArrayList<>();
 		RuntimeException last = null;
 		// Connection set-up, not a lock decision: a longer timeout, and no node is marked down for it.
 		Duration timeout = this.settings.nodeTimeout().compareTo(SUBSCRIBE_TIMEOUT) > 0 ? this.settings.nodeTimeout()
 				: SUBSCRIBE_TIMEOUT;
-		for (Reply<AutoCloseable> reply : onAllNodes(node -> node.subscribe(name, onRelease), received -> false, timeout,
+		for (Reply<AutoCloseable> reply : onAllNodes(node -> node.subscribe(name, onNotice), received -> false, timeout,
 				false)) {
 			if (reply.answered()) {
 				subscriptions.add(reply.value());

@@ -32,6 +32,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import io.distlock.core.LockBackend;
+import io.distlock.core.LockNotice;
 
 /**
  * Keeps locks in ZooKeeper through Apache Curator: one ephemeral znode per held lock,
@@ -720,7 +721,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 	// Release notifications
 
 	@Override
-	public AutoCloseable subscribe(String name, Consumer<String> onRelease) {
+	public AutoCloseable subscribe(String name, Consumer<LockNotice> onRelease) {
 		String path = path(name);
 		Subscription subscription = new Subscription(path, onRelease);
 		while (true) {
@@ -792,9 +793,9 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
 		private final String path;
 
-		private final Consumer<String> onRelease;
+		private final Consumer<LockNotice> onRelease;
 
-		Subscription(String path, Consumer<String> onRelease) {
+		Subscription(String path, Consumer<LockNotice> onRelease) {
 			this.path = path;
 			this.onRelease = onRelease;
 		}
@@ -833,7 +834,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 		@Override
 		public void process(WatchedEvent event) {
 			if (event.getType() == Event.EventType.NodeDeleted) {
-				this.onRelease.accept(RELEASED);
+				this.onRelease.accept(LockNotice.RELEASED);
 			}
 		}
 
@@ -846,7 +847,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 				log.debug("Could not watch {} again after reconnecting", this.path, ex);
 			}
 			// A release during the outage was not announced: the waiters look.
-			this.onRelease.accept(RELEASED);
+			this.onRelease.accept(LockNotice.RELEASED);
 		}
 
 	}

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
  */
 class ReleaseWaitsTest {
 
-	private final AtomicReference<Consumer<String>> messages = new AtomicReference<>();
+	private final AtomicReference<Consumer<LockNotice>> messages = new AtomicReference<>();
 
 	private final ReleaseWaits waits = new ReleaseWaits(new SubscribingStub(), "client");
 
@@ -27,10 +27,10 @@ class ReleaseWaitsTest {
 	void aHandOffNamingAnEarlierAttemptOfTheSameThreadIsNotTaken() throws Exception {
 		// The earlier attempt gave up and passed the lock on; its message arrives while the thread waits again.
 		ReleaseWaits.Waiter waiter = this.waits.enter("lock", "client:7", "b");
-		messages().accept("grant 41 client:7 a");
+		messages().accept(new LockNotice.Granted(41, "client:7", "a"));
 		assertThat(waiter.awaitTurn(TimeUnit.MILLISECONDS.toNanos(50))).isNotEqualTo(ReleaseWaits.Turn.GRANTED);
 
-		messages().accept("grant 42 client:7 b");
+		messages().accept(new LockNotice.Granted(42, "client:7", "b"));
 		assertThat(waiter.awaitTurn(TimeUnit.SECONDS.toNanos(5))).isEqualTo(ReleaseWaits.Turn.GRANTED);
 		assertThat(waiter.grantedToken()).isEqualTo(42);
 		this.waits.leave(waiter);
@@ -41,12 +41,12 @@ class ReleaseWaitsTest {
 		ReleaseWaits.Waiter head = this.waits.enter("lock", "client:1", "a");
 		assertThat(head.awaitTurn(0)).isEqualTo(ReleaseWaits.Turn.TRY);
 		ReleaseWaits.Waiter second = this.waits.enter("lock", "client:2", "b");
-		messages().accept("grant 7 client:2 b");
+		messages().accept(new LockNotice.Granted(7, "client:2", "b"));
 		assertThat(second.awaitTurn(TimeUnit.SECONDS.toNanos(5))).isEqualTo(ReleaseWaits.Turn.GRANTED);
 		// Its time ran out (the head then tries on its own), but nothing was handed to it.
 		assertThat(head.awaitTurn(TimeUnit.MILLISECONDS.toNanos(50))).isNotEqualTo(ReleaseWaits.Turn.GRANTED);
 		// Another client's hand-off is not this client's business either.
-		messages().accept("grant 8 other:1 c");
+		messages().accept(new LockNotice.Granted(8, "other:1", "c"));
 		assertThat(head.awaitTurn(TimeUnit.MILLISECONDS.toNanos(50))).isNotEqualTo(ReleaseWaits.Turn.GRANTED);
 		this.waits.leave(second);
 		this.waits.leave(head);
@@ -54,7 +54,7 @@ class ReleaseWaitsTest {
 	}
 
 	/** The room subscribes in the background: its messages flow once that is done. */
-	private Consumer<String> messages() {
+	private Consumer<LockNotice> messages() {
 		return await().atMost(Duration.ofSeconds(5)).until(this.messages::get, Objects::nonNull);
 	}
 
@@ -62,7 +62,7 @@ class ReleaseWaitsTest {
 	private final class SubscribingStub implements LockBackend {
 
 		@Override
-		public AutoCloseable subscribe(String name, Consumer<String> onRelease) {
+		public AutoCloseable subscribe(String name, Consumer<LockNotice> onRelease) {
 			ReleaseWaitsTest.this.messages.set(onRelease);
 			return () -> ReleaseWaitsTest.this.messages.set(null);
 		}

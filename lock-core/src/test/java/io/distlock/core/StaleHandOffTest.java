@@ -40,17 +40,17 @@ class StaleHandOffTest {
 
 		final AtomicBoolean sent = new AtomicBoolean();
 
-		volatile Consumer<String> messages;
+		volatile Consumer<LockNotice> messages;
 
 		@Override
 		public Acquisition acquire(String name, String owner, int heldCount, Duration lease, Duration queueFor,
 				String ticket) {
-			Consumer<String> messages = this.messages;
+			Consumer<LockNotice> messages = this.messages;
 			if (messages != null && this.sent.compareAndSet(false, true)) {
 				// The message of an earlier hand-off (token 5) to this attempt arrives while this call is in
 				// flight; in Redis that hand-off ran out and another owner holds the lock now, so this very
 				// call finds it taken and re-queues the attempt.
-				messages.accept("grant 5 " + owner + " " + ticket);
+				messages.accept(new LockNotice.Granted(5, owner, ticket));
 			}
 			// Redis has handed out token 7 since (to the owner that holds the lock now).
 			return Acquisition.heldByOther(Duration.ofSeconds(10), 7);
@@ -67,8 +67,8 @@ class StaleHandOffTest {
 		}
 
 		@Override
-		public AutoCloseable subscribe(String name, Consumer<String> onRelease) {
-			this.messages = onRelease;
+		public AutoCloseable subscribe(String name, Consumer<LockNotice> onNotice) {
+			this.messages = onNotice;
 			return () -> this.messages = null;
 		}
 

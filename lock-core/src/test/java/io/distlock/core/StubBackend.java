@@ -52,7 +52,7 @@ class StubBackend implements LockBackend {
 	}
 
 	@Override
-	public AutoCloseable subscribe(String name, Consumer<String> onRelease) {
+	public AutoCloseable subscribe(String name, Consumer<LockNotice> onNotice) {
 		return () -> {
 		};
 	}

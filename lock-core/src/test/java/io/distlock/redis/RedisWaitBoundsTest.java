@@ -28,6 +28,7 @@ import io.distlock.core.LockBackend;
 import io.distlock.core.LockEngine;
 import io.distlock.core.LockEngineOptions;
 import io.distlock.testing.RedisServerExtension;
+import io.distlock.core.LockNotice;
 
 /**
  * How long waiting can take: a timed acquisition ends close to its wait whatever else stalls (another
@@ -229,7 +230,7 @@ class RedisWaitBoundsTest {
 		}
 
 		@Override
-		public AutoCloseable subscribe(String name, Consumer<String> onRelease) {
+		public AutoCloseable subscribe(String name, Consumer<LockNotice> onRelease) {
 			if (this.stalled.compareAndSet(false, true)) {
 				this.subscribing.countDown();
 				try {

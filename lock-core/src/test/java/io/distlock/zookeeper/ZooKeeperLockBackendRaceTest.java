@@ -26,6 +26,7 @@ import org.junit.jupiter.api.Test;
 import io.distlock.core.LockBackend.Acquisition;
 import io.distlock.core.LockBackend.HoldRef;
 import io.distlock.core.LockBackend.Release;
+import io.distlock.core.LockNotice;
 
 /**
  * Interleavings of the backend's own threads that once broke mutual exclusion or left a lock taken,
@@ -254,7 +255,7 @@ class ZooKeeperLockBackendRaceTest {
 		AutoCloseable one = this.mine.subscribe("w", any -> {
 		});
 		AutoCloseable two = this.mine.subscribe("w", message -> {
-			if (message.equals(ZooKeeperLockBackend.RELEASED)) {
+			if (message == LockNotice.RELEASED) {
 				heard.countDown();
 			}
 		});
