@@ -1,5 +1,6 @@
 package io.distlock.autoconfigure;
 
+import java.time.Duration;
 import java.util.List;
 
 import javax.sql.DataSource;
@@ -51,7 +52,7 @@ import io.distlock.zookeeper.ZooKeeperLockRegistry;
 @EnableConfigurationProperties(DistLockProperties.class)
 @Import({ DistLockAutoConfiguration.RedlockRegistryConfiguration.class,
 		DistLockAutoConfiguration.RedisRegistryConfiguration.class, DistLockAutoConfiguration.JdbcRegistryConfiguration.class,
-		DistLockAutoConfiguration.ZooKeeperRegistryConfiguration.class })
+		DistLockAutoConfiguration.ZooKeeperRegistryConfiguration.class, NamedLockRegistries.class })
 public class DistLockAutoConfiguration {
 
 	private static final Logger log = LoggerFactory.getLogger(DistLockAutoConfiguration.class);
@@ -63,8 +64,14 @@ public class DistLockAutoConfiguration {
 	}
 
 	static LockEngineOptions engineOptions(DistLockProperties properties, ObjectProvider<LockListener> listeners) {
+		return engineOptions(properties, listeners, properties.getWatchdog().getTimeout());
+	}
+
+	/** As {@link #engineOptions(DistLockProperties, ObjectProvider)}, for a registry with a watchdog lease of its own. */
+	static LockEngineOptions engineOptions(DistLockProperties properties, ObjectProvider<LockListener> listeners,
+			Duration watchdogTimeout) {
 		LockEngineOptions.Builder options = LockEngineOptions.builder()
-			.watchdogTimeout(properties.getWatchdog().getTimeout())
+			.watchdogTimeout(watchdogTimeout)
 			.restartGrace(properties.effectiveRestartGrace());
 		if (!properties.getWatchdog().isEnabled()) {
 			// Validated: distlock.lease-time is set when the watchdog is off.

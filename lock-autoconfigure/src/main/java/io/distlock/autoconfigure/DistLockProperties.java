@@ -3,9 +3,12 @@ package io.distlock.autoconfigure;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
+import java.util.regex.Pattern;
 
 import org.springframework.beans.factory.InitializingBean;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -76,6 +79,13 @@ public class DistLockProperties implements InitializingBean {
 	private final Jdbc jdbc = new Jdbc();
 
 	private final Zookeeper zookeeper = new Zookeeper();
+
+	/**
+	 * Further registries by name, each chosen per method with @DistributedLock(registry = "<name>")
+	 * and never injected as the default LockRegistry: a table lock for the few methods that must
+	 * survive a Redis failover, say, beside the default Redis one.
+	 */
+	private final Map<String, NamedRegistry> registries = new LinkedHashMap<>();
 
 	public boolean isEnabled() {
 		return this.enabled;
@@ -150,6 +160,10 @@ public class DistLockProperties implements InitializingBean {
 		return this.jdbc;
 	}
 
+	public Map<String, NamedRegistry> getRegistries() {
+		return this.registries;
+	}
+
 	public Zookeeper getZookeeper() {
 		return this.zookeeper;
 	}
@@ -205,6 +219,7 @@ public class DistLockProperties implements InitializingBean {
 					"Remove distlock.redlock.nodes to lock in ZooKeeper, or set distlock.backend=redis for Redlock.");
 		}
 		this.zookeeper.validate();
+		this.registries.forEach((name, registry) -> registry.validate("distlock.registries." + name, name));
 		if (!JDBC_TABLE.matcher(this.jdbc.getTableName()).matches()) {
 			throw new InvalidDistLockPropertyException("distlock.jdbc.table-name", this.jdbc.getTableName(),
 					"must be a plain SQL identifier (letters, digits, _)", "Set distlock.jdbc.table-name to e.g. distributed_locks.");
@@ -231,7 +246,124 @@ public class DistLockProperties implements InitializingBean {
 		}
 	}
 
-	private static final java.util.regex.Pattern JDBC_TABLE = java.util.regex.Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}");
+	private static final Pattern JDBC_TABLE = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}");
+
+	/**
+	 * A registry named in distlock.registries: its backend and what differs from the default's
+	 * settings. Redis and ZooKeeper registries use the application's own connection factory or
+	 * CuratorFramework bean, a table lock its DataSource.
+	 */
+	public static class NamedRegistry {
+
+		/**
+		 * Where this registry keeps its locks: REDIS, JDBC or ZOOKEEPER. Required.
+		 */
+		private Backend backend;
+
+		/**
+		 * Prefix of this registry's Redis keys and channels. Unset: distlock.key-prefix.
+		 */
+		private String keyPrefix;
+
+		/**
+		 * This registry's lock table. Unset: distlock.jdbc.table-name.
+		 */
+		private String tableName;
+
+		/**
+		 * Whether to create this registry's lock table if missing. Unset: distlock.jdbc.create-schema.
+		 */
+		private Boolean createSchema;
+
+		/**
+		 * The parent of this registry's lock nodes. Unset: distlock.zookeeper.base-path.
+		 */
+		private String basePath;
+
+		/**
+		 * The watchdog lease of this registry's locks. Unset: distlock.watchdog.timeout.
+		 */
+		private Duration watchdogTimeout;
+
+		public Backend getBackend() {
+			return this.backend;
+		}
+
+		public void setBackend(Backend backend) {
+			this.backend = backend;
+		}
+
+		public String getKeyPrefix() {
+			return this.keyPrefix;
+		}
+
+		public void setKeyPrefix(String keyPrefix) {
+			this.keyPrefix = keyPrefix;
+		}
+
+		public String getTableName() {
+			return this.tableName;
+		}
+
+		public void setTableName(String tableName) {
+			this.tableName = tableName;
+		}
+
+		public Boolean getCreateSchema() {
+			return this.createSchema;
+		}
+
+		public void setCreateSchema(Boolean createSchema) {
+			this.createSchema = createSchema;
+		}
+
+		public String getBasePath() {
+			return this.basePath;
+		}
+
+		public void setBasePath(String basePath) {
+			this.basePath = basePath;
+		}
+
+		public Duration getWatchdogTimeout() {
+			return this.watchdogTimeout;
+		}
+
+		public void setWatchdogTimeout(Duration watchdogTimeout) {
+			this.watchdogTimeout = watchdogTimeout;
+		}
+
+		void validate(String prefix, String name) {
+			if (LockRegistries.DEFAULT.equals(name)) {
+				throw new InvalidDistLockPropertyException(prefix, name,
+						"is the name of the default registry, which distlock.backend configures",
+						"Give the registry another name, such as 'tables', and name it in @DistributedLock(registry = ...).");
+			}
+			if (this.backend == null) {
+				throw new InvalidDistLockPropertyException(prefix + ".backend", null, "must be set",
+						"Set " + prefix + ".backend to redis, jdbc or zookeeper.");
+			}
+			if (this.tableName != null && !JDBC_TABLE.matcher(this.tableName).matches()) {
+				throw new InvalidDistLockPropertyException(prefix + ".table-name", this.tableName,
+						"must be a plain SQL identifier (letters, digits, _)",
+						"Set " + prefix + ".table-name to e.g. settlement_locks.");
+			}
+			if (this.watchdogTimeout != null && this.watchdogTimeout.compareTo(Duration.ofMillis(30)) < 0) {
+				throw new InvalidDistLockPropertyException(prefix + ".watchdog-timeout", this.watchdogTimeout,
+						"must be at least 30ms", "Set " + prefix + ".watchdog-timeout to a duration such as 30s.");
+			}
+			requireCountable(prefix + ".watchdog-timeout", this.watchdogTimeout);
+			String misplaced = (this.backend != Backend.REDIS && this.keyPrefix != null) ? "key-prefix"
+					: (this.backend != Backend.JDBC && (this.tableName != null || this.createSchema != null)) ? "table-name"
+					: (this.backend != Backend.ZOOKEEPER && this.basePath != null) ? "base-path" : null;
+			if (misplaced != null) {
+				throw new InvalidDistLockPropertyException(prefix + "." + misplaced, this.backend,
+						"does not apply to a " + this.backend + " registry",
+						"Remove it, or set " + prefix + ".backend to the backend it belongs to.");
+			}
+		}
+
+	}
 
 	/** Where locks are kept. */
 	public enum Backend {

@@ -28,6 +28,7 @@ import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
+import io.distlock.DistLock;
 import io.distlock.LockRegistry;
 import io.distlock.core.LockEngineOptions;
 import io.distlock.jdbc.JdbcLockBackend;
@@ -127,9 +128,66 @@ class PerMethodRegistryTests {
 			.hasStackTraceContaining("registry 'nope' is not a LockRegistry bean");
 	}
 
-	private ConfigurableApplicationContext start(Class<?> configuration) {
+	@Test
+	void registriesDeclaredInPropertiesAreChosenPerMethodAndTheDefaultStays() throws Exception {
+		ConfigurableApplicationContext context = start(AuditOnlyConfiguration.class,
+				"distlock.registries.tableLocks.backend=jdbc", "distlock.registries.tableLocks.table-name=audit_locks",
+				"distlock.registries.tableLocks.create-schema=true", "distlock.registries.fastLocks.backend=redis",
+				"distlock.registries.fastLocks.key-prefix=fast");
+		assertThat(context.getBean(LockRegistry.class)).as("the default registry").isInstanceOf(RedisLockRegistry.class);
+		LockRegistry table = context.getBean("tableLocks", LockRegistry.class);
+		assertThat(table).isInstanceOf(JdbcLockRegistry.class);
+		Audit audit = context.getBean(Audit.class);
+		Future<?> running = this.threads.submit(() -> record(audit, () -> {
+			assertThat(otherThread(() -> table.getLock("audit").tryLock())).as("held in the table").isFalse();
+			try (var connection = context.getBean(DataSource.class).getConnection();
+					var rows = connection.createStatement().executeQuery("SELECT COUNT(*) FROM audit_locks")) {
+				rows.next();
+				assertThat(rows.getInt(1)).as("the hold's row in the table the properties named").isEqualTo(1);
+			}
+			return null;
+		}));
+		running.get(30, TimeUnit.SECONDS);
+
+		LockRegistry fast = context.getBean("fastLocks", LockRegistry.class);
+		assertThat(otherThread(() -> {
+			DistLock lock = fast.getLock("x");
+			if (!lock.tryLock(java.time.Duration.ofSeconds(10))) {
+				return false;
+			}
+			try {
+				return ":1".equals(redis.server().command("EXISTS", "fast:{x}"));
+			}
+			finally {
+				lock.unlock();
+			}
+		})).as("the Redis registry keeps its keys under its own prefix").isTrue();
+		assertThat(get(context, "/actuator/health/distlock")).contains("\"tableLocks\"").contains("\"fastLocks\"");
+	}
+
+	@Test
+	void aRegistryDeclaredInPropertiesThatCannotBeBuiltStopsStartUpNamingTheProperty() {
+		assertThatThrownBy(() -> start(AuditOnlyConfiguration.class, "distlock.registries.tableLocks.table-name=x"))
+			.hasStackTraceContaining("distlock.registries.tableLocks.backend")
+			.hasStackTraceContaining("must be set");
+		assertThatThrownBy(() -> start(AuditOnlyConfiguration.class, "distlock.registries.tableLocks.backend=redis",
+				"distlock.registries.tableLocks.table-name=audit_locks"))
+			.hasStackTraceContaining("distlock.registries.tableLocks.table-name")
+			.hasStackTraceContaining("does not apply to a REDIS registry");
+		assertThatThrownBy(() -> start(AuditOnlyConfiguration.class, "distlock.registries.zkLocks.backend=zookeeper",
+				"distlock.registries.tableLocks.backend=jdbc"))
+			.hasStackTraceContaining("distlock.registries.zkLocks.backend")
+			.hasStackTraceContaining("needs exactly one CuratorFramework bean");
+		assertThatThrownBy(() -> start(AuditOnlyConfiguration.class, "distlock.registries.default.backend=jdbc",
+				"distlock.registries.tableLocks.backend=jdbc"))
+			.hasStackTraceContaining("distlock.registries.default")
+			.hasStackTraceContaining("the name of the default registry");
+	}
+
+	private ConfigurableApplicationContext start(Class<?> configuration, String... properties) {
 		ConfigurableApplicationContext context = new SpringApplicationBuilder(LockTestApplication.class, configuration)
 			.web(WebApplicationType.SERVLET)
+			.properties(properties)
 			.properties("spring.data.redis.port=" + redis.server().port(),
 					"spring.datasource.url=jdbc:h2:mem:per-method-" + System.nanoTime() + ";DB_CLOSE_DELAY=-1",
 					"test.lock-wait=750ms", "distlock.restart-grace=0", "spring.main.banner-mode=off", "server.port=0",
@@ -186,6 +244,16 @@ class PerMethodRegistryTests {
 			backend.createSchema();
 			return new JdbcLockRegistry(backend, LockEngineOptions.defaults());
 		}
+
+		@Bean
+		Audit audit() {
+			return new Audit();
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class AuditOnlyConfiguration {
 
 		@Bean
 		Audit audit() {

@@ -110,6 +110,11 @@ class DistributedLockInterceptorTest {
 				return real.heldLocks();
 			}
 
+			@Override
+			public boolean offersFencingTokens() {
+				return real.offersFencingTokens();
+			}
+
 		};
 	}
 

@@ -1,0 +1,180 @@
+package io.distlock.autoconfigure;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.function.Supplier;
+
+import javax.sql.DataSource;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.imps.CuratorFrameworkState;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.support.BeanDefinitionRegistry;
+import org.springframework.beans.factory.support.RootBeanDefinition;
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
+import org.springframework.core.env.Environment;
+import org.springframework.core.type.AnnotationMetadata;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.util.ClassUtils;
+
+import io.distlock.LockListener;
+import io.distlock.LockRegistry;
+import io.distlock.autoconfigure.DistLockProperties.Backend;
+import io.distlock.autoconfigure.DistLockProperties.NamedRegistry;
+import io.distlock.core.LockEngine;
+import io.distlock.core.LockEngineOptions;
+import io.distlock.jdbc.JdbcLockBackend;
+import io.distlock.jdbc.JdbcLockRegistry;
+import io.distlock.redis.RedisLockRegistry;
+import io.distlock.zookeeper.ZooKeeperLockRegistry;
+
+/**
+ * Registers the registries named under {@code distlock.registries.<name>}: one bean each, under its
+ * name, so that {@code @DistributedLock(registry = "<name>")}, metrics, health and the endpoint find
+ * it; never a default candidate, so that a plain {@code LockRegistry} injection, and the
+ * auto-configured default registry, stay as they are. Each is built when first needed, from the
+ * validated {@link DistLockProperties} and the application's own connection factory, DataSource or
+ * CuratorFramework bean; a missing one stops start-up naming the property.
+ */
+class NamedLockRegistries implements ImportBeanDefinitionRegistrar {
+
+	private static final String PREFIX = "distlock.registries";
+
+	private final Environment environment;
+
+	NamedLockRegistries(Environment environment) {
+		this.environment = environment;
+	}
+
+	@Override
+	public void registerBeanDefinitions(AnnotationMetadata metadata, BeanDefinitionRegistry registry) {
+		Map<String, NamedRegistry> named = Binder.get(this.environment)
+			.bind(PREFIX, Bindable.mapOf(String.class, NamedRegistry.class))
+			.orElse(Map.of());
+		BeanFactory beanFactory = (BeanFactory) registry;
+		named.forEach((name, declared) -> {
+			RootBeanDefinition definition = new RootBeanDefinition();
+			definition.setTargetType(registryType(declared.getBackend()));
+			definition.setInstanceSupplier(() -> create(name, beanFactory));
+			definition.setDefaultCandidate(false);
+			definition.setDestroyMethodName("close");
+			registry.registerBeanDefinition(name, definition);
+		});
+	}
+
+	/** The concrete type, for lookups by type before the bean exists; loaded only for its backend. */
+	private static Class<?> registryType(Backend backend) {
+		if (backend == null) {
+			return LockEngine.class;
+		}
+		return switch (backend) {
+			case REDIS -> present("org.springframework.data.redis.connection.RedisConnectionFactory")
+					? RedisLockRegistry.class : LockEngine.class;
+			case JDBC -> present("org.springframework.jdbc.core.JdbcTemplate") ? JdbcLockRegistry.class : LockEngine.class;
+			case ZOOKEEPER -> present("org.apache.curator.framework.CuratorFramework") ? ZooKeeperLockRegistry.class
+					: LockEngine.class;
+		};
+	}
+
+	private static boolean present(String className) {
+		return ClassUtils.isPresent(className, NamedLockRegistries.class.getClassLoader());
+	}
+
+	private static LockRegistry create(String name, BeanFactory beanFactory) {
+		// The properties bean is validated when created: every named registry's settings are checked there.
+		DistLockProperties properties = beanFactory.getBean(DistLockProperties.class);
+		NamedRegistry declared = properties.getRegistries().get(name);
+		String prefix = PREFIX + "." + name;
+		ObjectProvider<LockListener> listeners = beanFactory.getBeanProvider(LockListener.class);
+		Duration watchdogTimeout = (declared.getWatchdogTimeout() != null) ? declared.getWatchdogTimeout()
+				: properties.getWatchdog().getTimeout();
+		LockEngineOptions options = DistLockAutoConfiguration.engineOptions(properties, listeners, watchdogTimeout);
+		return switch (declared.getBackend()) {
+			case REDIS -> {
+				requireClass(prefix, Backend.REDIS, "org.springframework.data.redis.connection.RedisConnectionFactory",
+						"spring-boot-starter-data-redis");
+				yield RedisRegistries.create(prefix, declared, properties, options, beanFactory);
+			}
+			case JDBC -> {
+				requireClass(prefix, Backend.JDBC, "org.springframework.jdbc.core.JdbcTemplate", "spring-boot-starter-jdbc");
+				yield JdbcRegistries.create(prefix, declared, properties, options, beanFactory);
+			}
+			case ZOOKEEPER -> {
+				requireClass(prefix, Backend.ZOOKEEPER, "org.apache.curator.framework.CuratorFramework", "curator-framework");
+				yield ZooKeeperRegistries.create(prefix, declared, properties, options, beanFactory);
+			}
+		};
+	}
+
+	private static void requireClass(String prefix, Backend backend, String className, String dependency) {
+		if (!present(className)) {
+			throw new InvalidDistLockPropertyException(prefix + ".backend", backend,
+					"needs " + className + " on the classpath", "Add " + dependency + ", or choose another backend.");
+		}
+	}
+
+	private static <T> T required(String prefix, Backend backend, Supplier<T> lookup, String type, String how) {
+		T found = lookup.get();
+		if (found == null) {
+			throw new InvalidDistLockPropertyException(prefix + ".backend", backend,
+					"needs exactly one " + type + " bean, and the application has none or several",
+					"Add one (" + how + "), or choose another backend for this registry.");
+		}
+		return found;
+	}
+
+	/** Loaded only for a Redis registry, so that Spring Data Redis may be absent otherwise. */
+	private static final class RedisRegistries {
+
+		static LockRegistry create(String prefix, NamedRegistry declared, DistLockProperties properties,
+				LockEngineOptions options, BeanFactory beanFactory) {
+			RedisConnectionFactory connectionFactory = required(prefix, Backend.REDIS,
+					() -> beanFactory.getBeanProvider(RedisConnectionFactory.class).getIfUnique(), "RedisConnectionFactory",
+					"configure spring.data.redis.*");
+			return new RedisLockRegistry(connectionFactory,
+					(declared.getKeyPrefix() != null) ? declared.getKeyPrefix() : properties.getKeyPrefix(), options);
+		}
+
+	}
+
+	/** Loaded only for a table lock, so that Spring JDBC may be absent otherwise. */
+	private static final class JdbcRegistries {
+
+		static LockRegistry create(String prefix, NamedRegistry declared, DistLockProperties properties,
+				LockEngineOptions options, BeanFactory beanFactory) {
+			DataSource dataSource = required(prefix, Backend.JDBC,
+					() -> beanFactory.getBeanProvider(DataSource.class).getIfUnique(), "DataSource",
+					"configure spring.datasource.*");
+			JdbcLockBackend backend = new JdbcLockBackend(dataSource,
+					(declared.getTableName() != null) ? declared.getTableName() : properties.getJdbc().getTableName());
+			if ((declared.getCreateSchema() != null) ? declared.getCreateSchema() : properties.getJdbc().isCreateSchema()) {
+				backend.createSchema();
+			}
+			return new JdbcLockRegistry(backend, options);
+		}
+
+	}
+
+	/** Loaded only for a ZooKeeper registry, so that Curator may be absent otherwise. */
+	private static final class ZooKeeperRegistries {
+
+		static LockRegistry create(String prefix, NamedRegistry declared, DistLockProperties properties,
+				LockEngineOptions options, BeanFactory beanFactory) {
+			CuratorFramework curator = required(prefix, Backend.ZOOKEEPER,
+					() -> beanFactory.getBeanProvider(CuratorFramework.class).getIfUnique(), "CuratorFramework",
+					"define a CuratorFramework bean for the ensemble");
+			if (curator.getState() == CuratorFrameworkState.LATENT) {
+				// Declared without initMethod = "start"; its own bean definition still closes it.
+				curator.start();
+			}
+			return new ZooKeeperLockRegistry(curator,
+					(declared.getBasePath() != null) ? declared.getBasePath() : properties.getZookeeper().getBasePath(),
+					options);
+		}
+
+	}
+
+}
