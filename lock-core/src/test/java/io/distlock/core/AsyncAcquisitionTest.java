@@ -61,25 +61,13 @@ class AsyncAcquisitionTest {
 
 	@Test
 	void aCancelledWaitLeavesTheBackendsQueue() throws Exception {
-		List<String> left = new CopyOnWriteArrayList<>();
-		StubBackend backend = new StubBackend() {
-			@Override
-			public Acquisition acquire(String name, String owner, int heldCount, Duration lease, Duration queueFor,
-					String ticket) {
-				return Acquisition.heldByOther(Duration.ofSeconds(30), 0);
-			}
-
-			@Override
-			public void leaveQueue(String name, String owner, String ticket, boolean passOnHandOff) {
-				left.add(name + (passOnHandOff ? " passing on" : ""));
-			}
-		};
+		HeldElsewhere backend = new HeldElsewhere();
 		LockEngine engine = new LockEngine(backend, LockEngineOptions.builder().clientId("c1").build());
 		try {
 			CompletableFuture<Optional<WorkHold>> wait = engine.tryLockForWorkAsync("x", Duration.ofSeconds(60), null);
 			await().atMost(Duration.ofSeconds(5)).until(() -> engine.waitingThreads() == 1);
 			wait.cancel(false);
-			await().atMost(Duration.ofSeconds(5)).until(() -> left.contains("x passing on"));
+			await().atMost(Duration.ofSeconds(5)).until(() -> backend.left.contains("x passing on"));
 			await().atMost(Duration.ofSeconds(5)).until(() -> engine.waitingThreads() == 0);
 		}
 		finally {
@@ -89,26 +77,15 @@ class AsyncAcquisitionTest {
 
 	@Test
 	void cancellingTheFutureOfAWaitWithoutEndEndsTheWait() throws Exception {
-		List<String> left = new CopyOnWriteArrayList<>();
-		StubBackend backend = new StubBackend() {
-			@Override
-			public Acquisition acquire(String name, String owner, int heldCount, Duration lease, Duration queueFor,
-					String ticket) {
-				return Acquisition.heldByOther(Duration.ofSeconds(30), 0);
-			}
-
-			@Override
-			public void leaveQueue(String name, String owner, String ticket, boolean passOnHandOff) {
-				left.add(name);
-			}
-		};
+		HeldElsewhere backend = new HeldElsewhere();
 		LockEngine engine = new LockEngine(backend, LockEngineOptions.builder().clientId("c1").build());
 		try {
 			CompletableFuture<WorkHold> wait = engine.lockForWorkAsync("x", null);
 			await().atMost(Duration.ofSeconds(5)).until(() -> engine.waitingThreads() == 1);
 			// The caller's future is one of its own; its cancel must reach the acquisition.
 			wait.cancel(false);
-			await().atMost(Duration.ofSeconds(5)).until(() -> engine.waitingThreads() == 0 && left.contains("x"));
+			await().atMost(Duration.ofSeconds(5))
+				.until(() -> engine.waitingThreads() == 0 && backend.left.contains("x passing on"));
 		}
 		finally {
 			engine.close();
@@ -168,6 +145,24 @@ class AsyncAcquisitionTest {
 		finally {
 			engine.close();
 		}
+	}
+
+	/** A lock that another client holds for the whole test; records the attempts that leave its queue. */
+	static final class HeldElsewhere extends StubBackend {
+
+		final List<String> left = new CopyOnWriteArrayList<>();
+
+		@Override
+		public Acquisition acquire(String name, String owner, int heldCount, Duration lease, Duration queueFor,
+				String ticket) {
+			return Acquisition.heldByOther(Duration.ofSeconds(30), 0);
+		}
+
+		@Override
+		public void leaveQueue(String name, String owner, String ticket, boolean passOnHandOff) {
+			this.left.add(name + (passOnHandOff ? " passing on" : ""));
+		}
+
 	}
 
 	private static void pause(CountDownLatch latch) {
