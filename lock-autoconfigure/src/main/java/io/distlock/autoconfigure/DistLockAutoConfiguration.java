@@ -15,6 +15,8 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.autoconfigure.ssl.SslAutoConfiguration;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.data.redis.autoconfigure.LettuceClientConfigurationBuilderCustomizer;
+import org.springframework.boot.data.redis.autoconfigure.LettuceClientOptionsBuilderCustomizer;
 import org.springframework.boot.ssl.SslBundles;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
@@ -37,6 +39,7 @@ import io.distlock.jdbc.JdbcLockRegistry;
 import io.distlock.redlock.RedlockLockRegistry;
 import io.distlock.redlock.RedlockNodesException;
 import io.distlock.zookeeper.ZooKeeperLockRegistry;
+import io.lettuce.core.resource.ClientResources;
 
 /**
  * Creates the {@link LockRegistry}: Redlock when {@code distlock.redlock.nodes} is set, otherwise on
@@ -86,7 +89,8 @@ public class DistLockAutoConfiguration {
 	 * connection per node.
 	 */
 	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnClass({ RedisConnectionFactory.class, LettuceConnectionFactory.class })
+	@ConditionalOnClass(value = { RedisConnectionFactory.class, LettuceConnectionFactory.class },
+			name = "org.springframework.boot.data.redis.autoconfigure.LettuceClientConfigurationBuilderCustomizer")
 	@ConditionalOnProperty(prefix = "distlock", name = "backend", havingValue = "redis", matchIfMissing = true)
 	@Conditional(OnRedlockNodesCondition.class)
 	static class RedlockRegistryConfiguration {
@@ -94,7 +98,9 @@ public class DistLockAutoConfiguration {
 		@Bean(destroyMethod = "close")
 		@ConditionalOnMissingBean(LockRegistry.class)
 		RedlockLockRegistry redlockLockRegistry(DistLockProperties properties, ObjectProvider<LockListener> listeners,
-				ObjectProvider<SslBundles> sslBundles) {
+				ObjectProvider<SslBundles> sslBundles, ObjectProvider<ClientResources> clientResources,
+				ObjectProvider<LettuceClientConfigurationBuilderCustomizer> clientCustomizers,
+				ObjectProvider<LettuceClientOptionsBuilderCustomizer> optionsCustomizers) {
 			DistLockProperties.Redlock redlock = properties.getRedlock();
 			if (redlock.getNodes().size() % 2 == 0) {
 				log.warn("distlock.redlock.nodes lists {} masters, an even number: a majority of {} needs {} nodes, so it "
@@ -102,7 +108,9 @@ public class DistLockAutoConfiguration {
 						redlock.getNodes().size(), redlock.getNodes().size(), redlock.getNodes().size() / 2 + 1,
 						redlock.getNodes().size() - 1);
 			}
-			List<LettuceConnectionFactory> nodes = RedlockNodeConnections.create(redlock, sslBundles.getIfAvailable());
+			List<LettuceConnectionFactory> nodes = RedlockNodeConnections.create(redlock, sslBundles.getIfAvailable(),
+					new RedlockNodeConnections.Customizations(clientCustomizers.orderedStream().toList(),
+							optionsCustomizers.orderedStream().toList(), clientResources.getIfUnique()));
 			try {
 				return RedlockLockRegistry.owning(nodes, properties.getKeyPrefix(), redlock.toSettings(),
 						engineOptions(properties, listeners));

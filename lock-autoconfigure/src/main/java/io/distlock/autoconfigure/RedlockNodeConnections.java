@@ -8,7 +8,10 @@ import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.SslVerifyMode;
 import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.resource.ClientResources;
 
+import org.springframework.boot.data.redis.autoconfigure.LettuceClientConfigurationBuilderCustomizer;
+import org.springframework.boot.data.redis.autoconfigure.LettuceClientOptionsBuilderCustomizer;
 import org.springframework.boot.ssl.NoSuchSslBundleException;
 import org.springframework.boot.ssl.SslBundle;
 import org.springframework.boot.ssl.SslBundles;
@@ -30,11 +33,30 @@ final class RedlockNodeConnections {
 	}
 
 	/**
+	 * What the application's Lettuce set-up gives every node's connection, as Spring Boot gives its
+	 * own: the customizers of the client configuration and of its options, and the shared client
+	 * resources (event loops, metrics, tracing).
+	 *
+	 * @param clients the application's {@link LettuceClientConfigurationBuilderCustomizer}s, in order
+	 * @param options the application's {@link LettuceClientOptionsBuilderCustomizer}s, in order
+	 * @param resources the application's client resources, or {@code null} for Lettuce's own
+	 */
+	record Customizations(List<LettuceClientConfigurationBuilderCustomizer> clients,
+			List<LettuceClientOptionsBuilderCustomizer> options, ClientResources resources) {
+
+		/** None: Lettuce's defaults. */
+		static final Customizations NONE = new Customizations(List.of(), List.of(), null);
+
+	}
+
+	/**
 	 * @param redlock the Redlock properties (validated)
 	 * @param sslBundles the application's SSL bundles, or {@code null} if there are none
+	 * @param customizations what the application's Lettuce set-up adds to every connection
 	 * @return started factories, one per node, in the order listed
 	 */
-	static List<LettuceConnectionFactory> create(DistLockProperties.Redlock redlock, SslBundles sslBundles) {
+	static List<LettuceConnectionFactory> create(DistLockProperties.Redlock redlock, SslBundles sslBundles,
+			Customizations customizations) {
 		// Commands to a dead or frozen node must not hold threads for Lettuce's default minute.
 		Duration tenTimeouts = redlock.getNodeTimeout().multipliedBy(10);
 		Duration commandTimeout = (tenTimeouts.compareTo(Duration.ofSeconds(1)) > 0) ? tenTimeouts : Duration.ofSeconds(1);
@@ -44,7 +66,8 @@ final class RedlockNodeConnections {
 			for (String node : redlock.getNodes()) {
 				RedisURI uri = RedisURI.create(node);
 				LettuceConnectionFactory factory = new LettuceConnectionFactory(
-						LettuceConnectionFactory.createRedisConfiguration(uri), clientConfiguration(uri, commandTimeout, bundle));
+						LettuceConnectionFactory.createRedisConfiguration(uri),
+						clientConfiguration(uri, commandTimeout, bundle, customizations));
 				factory.afterPropertiesSet();
 				factory.start();
 				factories.add(factory);
@@ -57,8 +80,19 @@ final class RedlockNodeConnections {
 		return factories;
 	}
 
-	private static LettuceClientConfiguration clientConfiguration(RedisURI uri, Duration commandTimeout, SslBundle bundle) {
-		LettuceClientConfigurationBuilder client = LettuceClientConfiguration.builder().commandTimeout(commandTimeout);
+	private static LettuceClientConfiguration clientConfiguration(RedisURI uri, Duration commandTimeout, SslBundle bundle,
+			Customizations customizations) {
+		LettuceClientConfigurationBuilder client = LettuceClientConfiguration.builder();
+		if (customizations.resources() != null) {
+			client.clientResources(customizations.resources());
+		}
+		// The application's customizers first (a client name, tracing, read preferences); what a Redlock
+		// node must have comes after them and wins: a command timeout bounded by the node timeout, and
+		// TLS as its URI says.
+		for (LettuceClientConfigurationBuilderCustomizer customizer : customizations.clients()) {
+			customizer.customize(client);
+		}
+		client.commandTimeout(commandTimeout);
 		// createRedisConfiguration keeps host, port, database and credentials; TLS is the client's part.
 		if (uri.isSsl()) {
 			LettuceSslClientConfigurationBuilder ssl = client.useSsl();
@@ -73,7 +107,9 @@ final class RedlockNodeConnections {
 			}
 			client = ssl.and();
 		}
-		ClientOptions.Builder options = ClientOptions.builder().timeoutOptions(TimeoutOptions.enabled());
+		ClientOptions.Builder options = ClientOptions.builder();
+		customizations.options().forEach(customizer -> customizer.customize(options));
+		options.timeoutOptions(TimeoutOptions.enabled());
 		if (uri.isSsl() && bundle != null) {
 			options.sslOptions(sslOptions(bundle));
 		}

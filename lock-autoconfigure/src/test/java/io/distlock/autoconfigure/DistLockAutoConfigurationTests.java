@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -12,6 +13,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.data.redis.autoconfigure.LettuceClientConfigurationBuilderCustomizer;
+import org.springframework.boot.data.redis.autoconfigure.LettuceClientOptionsBuilderCustomizer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -125,6 +128,35 @@ class DistLockAutoConfigurationTests {
 					assertThat(masters.stream().filter(master -> master.command("EXISTS", "distlock:{majority}").equals(":1")))
 						.as("masters holding the lock").hasSizeGreaterThanOrEqualTo(2);
 					lock.unlock();
+				});
+		}
+		finally {
+			masters.forEach(RedisServerProcess::close);
+		}
+	}
+
+	@Test
+	void redlockNodeConnectionsFollowTheApplicationsLettuceCustomizers() {
+		List<RedisServerProcess> masters = List.of(RedisServerProcess.start(), RedisServerProcess.start(),
+				RedisServerProcess.start());
+		AtomicInteger optionsCustomized = new AtomicInteger();
+		try {
+			runner().withBean(LettuceClientConfigurationBuilderCustomizer.class,
+					() -> builder -> builder.clientName("audit-locks"))
+				.withBean(LettuceClientOptionsBuilderCustomizer.class,
+						() -> options -> optionsCustomized.incrementAndGet())
+				.withPropertyValues("distlock.redlock.nodes=" + String.join(",", masters.stream().map(RedisServerProcess::uri).toList()),
+						"distlock.redlock.node-timeout=2s")
+				.run(context -> {
+					DistLock lock = context.getBean(LockRegistry.class).getLock("customized");
+					assertThat(lock.tryLock(Duration.ofSeconds(5))).isTrue();
+					lock.unlock();
+					// Boot's own connection was customized too; each node's was, once.
+					assertThat(optionsCustomized.get()).isGreaterThanOrEqualTo(3);
+					for (RedisServerProcess master : masters) {
+						assertThat(master.query("CLIENT", "LIST")).as("connections of %s", master.uri())
+							.contains("name=audit-locks");
+					}
 				});
 		}
 		finally {
