@@ -5,8 +5,8 @@ import java.util.List;
 import org.springframework.context.ApplicationEventPublisher;
 
 import io.distlock.LockListener;
-import io.distlock.LockLostEvent;
-import io.distlock.LockRenewalFailedEvent;
+import io.distlock.autoconfigure.LockLostEvent;
+import io.distlock.autoconfigure.LockRenewalFailedEvent;
 import io.distlock.LostHold;
 
 /**

@@ -30,7 +30,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import io.distlock.DistLock;
-import io.distlock.LockAcquisitionException;
+import io.distlock.annotation.LockAcquisitionException;
 import io.distlock.LockRegistry;
 import io.distlock.LockRegistryStats;
 import io.distlock.WorkHold;

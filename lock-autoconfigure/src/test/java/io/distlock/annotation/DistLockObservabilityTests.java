@@ -28,7 +28,7 @@ import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.ConfigurableApplicationContext;
 
 import io.distlock.DistLock;
-import io.distlock.LockAcquisitionException;
+import io.distlock.annotation.LockAcquisitionException;
 import io.distlock.LockRegistry;
 import io.distlock.annotation.LockedServices.Blocking;
 import io.distlock.annotation.LockedServices.Busy;

@@ -25,7 +25,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.transaction.annotation.EnableTransactionManagement;
 
 import io.distlock.DistLock;
-import io.distlock.LockAcquisitionException;
+import io.distlock.annotation.LockAcquisitionException;
 import io.distlock.LockBackendException;
 import io.distlock.LockRegistry;
 import io.distlock.annotation.LockedServices.Accounts;

@@ -330,14 +330,14 @@ final class LockedServices {
 	/** Collects the lock events the application publishes. */
 	static class LockEvents {
 
-		final List<io.distlock.LockLostEvent> lost = new CopyOnWriteArrayList<>();
+		final List<io.distlock.autoconfigure.LockLostEvent> lost = new CopyOnWriteArrayList<>();
 
 		@org.springframework.context.event.EventListener
-		public void on(io.distlock.LockLostEvent event) {
+		public void on(io.distlock.autoconfigure.LockLostEvent event) {
 			this.lost.add(event);
 		}
 
-		public List<io.distlock.LockLostEvent> lost() {
+		public List<io.distlock.autoconfigure.LockLostEvent> lost() {
 			return this.lost;
 		}
 

@@ -6,7 +6,7 @@ package io.distlock.annotation;
  */
 public enum OnLockFailure {
 
-	/** Throw {@link io.distlock.LockAcquisitionException} (the default). */
+	/** Throw {@link io.distlock.annotation.LockAcquisitionException} (the default). */
 	THROW,
 
 	/** Do not run the method; return the {@link DistributedLock#fallback()} value. */

@@ -23,7 +23,7 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
 import org.springframework.util.ClassUtils;
 
 import io.distlock.DistLock;
-import io.distlock.LockAcquisitionException;
+import io.distlock.annotation.LockAcquisitionException;
 import io.distlock.LockBackendException;
 import io.distlock.LockOrigin;
 import io.distlock.LockRegistry;

@@ -12,7 +12,7 @@ import org.springframework.web.bind.annotation.PutMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
-import io.distlock.LockAcquisitionException;
+import io.distlock.annotation.LockAcquisitionException;
 import io.distlock.LockBackendException;
 
 /**

@@ -1,4 +1,4 @@
-package io.distlock;
+package io.distlock.autoconfigure;
 
 import java.util.List;
 

@@ -1,6 +1,8 @@
-package io.distlock;
+package io.distlock.autoconfigure;
 
 import org.springframework.context.ApplicationEvent;
+
+import io.distlock.LostHold;
 
 /**
  * Published in a Spring application when a hold is lost before its owner released it.

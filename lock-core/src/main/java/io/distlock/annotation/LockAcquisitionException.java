@@ -1,4 +1,4 @@
-package io.distlock;
+package io.distlock.annotation;
 
 import java.lang.reflect.Method;
 import java.time.Duration;
