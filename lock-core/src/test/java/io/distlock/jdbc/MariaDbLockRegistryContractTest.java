@@ -1,52 +1,20 @@
 package io.distlock.jdbc;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
-import io.distlock.testing.MariaDbServerProcess;
+import io.distlock.testing.DatabaseServerExtension;
 
 /**
- * The contract suite on a real MariaDB server started for this class. A database keeps its rows
- * across a restart, so holds survive it.
+ * The contract suite on a real MariaDB server started for this class.
  */
-class MariaDbLockRegistryContractTest extends JdbcLockRegistryContract {
+class MariaDbLockRegistryContractTest extends DatabaseServerContract {
 
-	private static MariaDbServerProcess server;
-
-	@BeforeAll
-	static void startServer() {
-		// Reported as skipped, not passed, where MariaDB is missing; .ci/run installs it.
-		Assumptions.assumeTrue(MariaDbServerProcess.installed(),
-				"MariaDB's server binaries are not installed (apt-get install mariadb-server)");
-		server = MariaDbServerProcess.start();
-	}
-
-	@AfterAll
-	static void stopServer() {
-		if (server != null) {
-			server.close();
-		}
-	}
+	@RegisterExtension
+	static final DatabaseServerExtension database = DatabaseServerExtension.mariaDb();
 
 	@Override
-	protected String jdbcUrl() {
-		return server.jdbcUrl();
-	}
-
-	@Override
-	protected void restartServers() {
-		server.restart();
-	}
-
-	@Override
-	protected void stopServers() {
-		server.stop();
-	}
-
-	@Override
-	protected boolean restartLosesData() {
-		return false;
+	protected DatabaseServerExtension database() {
+		return database;
 	}
 
 }

@@ -11,13 +11,11 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -27,7 +25,7 @@ import com.zaxxer.hikari.HikariDataSource;
 
 import io.distlock.DistLock;
 import io.distlock.core.LockEngineOptions;
-import io.distlock.testing.MariaDbServerProcess;
+import io.distlock.testing.DatabaseServerExtension;
 
 /**
  * What is particular to the table lock, on a real MariaDB: racing inserts of one name, concurrent
@@ -36,24 +34,10 @@ import io.distlock.testing.MariaDbServerProcess;
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class MariaDbLockTest {
 
-	private static MariaDbServerProcess server;
+	@RegisterExtension
+	static final DatabaseServerExtension database = DatabaseServerExtension.mariaDb();
 
 	private final List<AutoCloseable> opened = new ArrayList<>();
-
-	@BeforeAll
-	static void startServer() {
-		// Reported as skipped, not passed, where MariaDB is missing; .ci/run installs it.
-		Assumptions.assumeTrue(MariaDbServerProcess.installed(),
-				"MariaDB's server binaries are not installed (apt-get install mariadb-server)");
-		server = MariaDbServerProcess.start();
-	}
-
-	@AfterAll
-	static void stopServer() {
-		if (server != null) {
-			server.close();
-		}
-	}
 
 	@BeforeEach
 	void schema() {
@@ -71,7 +55,7 @@ class MariaDbLockTest {
 
 	private HikariDataSource dataSource() {
 		HikariConfig config = new HikariConfig();
-		config.setJdbcUrl(server.jdbcUrl());
+		config.setJdbcUrl(database.server().jdbcUrl());
 		config.setMaximumPoolSize(8);
 		HikariDataSource dataSource = new HikariDataSource(config);
 		this.opened.add(dataSource);

@@ -1,51 +1,20 @@
 package io.distlock.jdbc;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
-import io.distlock.testing.PostgresServerProcess;
+import io.distlock.testing.DatabaseServerExtension;
 
 /**
  * The contract suite on a real PostgreSQL server started for this class.
  */
-class PostgresLockRegistryContractTest extends JdbcLockRegistryContract {
+class PostgresLockRegistryContractTest extends DatabaseServerContract {
 
-	private static PostgresServerProcess server;
-
-	@BeforeAll
-	static void startServer() {
-		// Reported as skipped, not passed, where PostgreSQL is missing; .ci/run installs it.
-		Assumptions.assumeTrue(PostgresServerProcess.binaries() != null,
-				"PostgreSQL's server binaries are not installed (apt-get install postgresql)");
-		server = PostgresServerProcess.start();
-	}
-
-	@AfterAll
-	static void stopServer() {
-		if (server != null) {
-			server.close();
-		}
-	}
+	@RegisterExtension
+	static final DatabaseServerExtension database = DatabaseServerExtension.postgres();
 
 	@Override
-	protected String jdbcUrl() {
-		return server.jdbcUrl();
-	}
-
-	@Override
-	protected void restartServers() {
-		server.restart();
-	}
-
-	@Override
-	protected void stopServers() {
-		server.stop();
-	}
-
-	@Override
-	protected boolean restartLosesData() {
-		return false;
+	protected DatabaseServerExtension database() {
+		return database;
 	}
 
 }

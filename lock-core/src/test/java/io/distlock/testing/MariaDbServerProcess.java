@@ -16,7 +16,7 @@ import io.distlock.embedded.RedisServerProcess;
  * directory, reading no configuration files, started and stopped by the test. Needs MariaDB's server
  * binaries installed ({@code .ci/run} installs them).
  */
-public final class MariaDbServerProcess implements AutoCloseable {
+public final class MariaDbServerProcess implements DatabaseServer {
 
 	private static final boolean ROOT = "root".equals(System.getProperty("user.name"));
 
@@ -74,11 +74,13 @@ public final class MariaDbServerProcess implements AutoCloseable {
 	}
 
 	/** @return a JDBC URL of the {@code distlock} database */
+	@Override
 	public String jdbcUrl() {
 		return "jdbc:mariadb://127.0.0.1:" + this.port + "/distlock?user=root";
 	}
 
 	/** Stops the server; {@link #restart()} starts it again on the same data and port. */
+	@Override
 	public synchronized void stop() {
 		if (this.process != null && this.process.isAlive()) {
 			this.process.destroy();
@@ -87,6 +89,7 @@ public final class MariaDbServerProcess implements AutoCloseable {
 	}
 
 	/** Stops and starts the server; its data survives, as a database's does. */
+	@Override
 	public synchronized void restart() {
 		stop();
 		launch();

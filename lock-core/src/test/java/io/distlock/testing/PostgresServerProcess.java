@@ -16,7 +16,7 @@ import io.distlock.embedded.RedisServerProcess;
  * {@code postgres} on a free port, started and stopped by the test. PostgreSQL refuses to run as
  * root, so as root both run as the {@code postgres} user.
  */
-public final class PostgresServerProcess implements AutoCloseable {
+public final class PostgresServerProcess implements DatabaseServer {
 
 	private static final boolean ROOT = "root".equals(System.getProperty("user.name"));
 
@@ -75,11 +75,13 @@ public final class PostgresServerProcess implements AutoCloseable {
 	}
 
 	/** @return a JDBC URL of the {@code distlock} database */
+	@Override
 	public String jdbcUrl() {
 		return "jdbc:postgresql://127.0.0.1:" + this.port + "/distlock?user=postgres";
 	}
 
 	/** Stops the server (fast shutdown); {@link #restart()} starts it again on the same data and port. */
+	@Override
 	public synchronized void stop() {
 		if (this.process == null || !this.process.isAlive()) {
 			return;
@@ -95,6 +97,7 @@ public final class PostgresServerProcess implements AutoCloseable {
 	}
 
 	/** Stops and starts the server; its data survives. */
+	@Override
 	public synchronized void restart() {
 		stop();
 		launch();
