@@ -58,7 +58,7 @@ final class AsyncAcquisition {
 
 	private final AtomicInteger wakeUps = new AtomicInteger();
 
-	private ReleaseWaits.Waiter waiter;
+	private Waiter waiter;
 
 	private boolean look;
 

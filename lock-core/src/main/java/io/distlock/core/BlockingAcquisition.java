@@ -114,7 +114,7 @@ final class BlockingAcquisition {
 	private boolean awaitAndAcquire(Attempt attempt, boolean forever, long deadline, boolean interruptible)
 			throws InterruptedException {
 		boolean interrupted = false;
-		ReleaseWaits.Waiter waiter = this.engine.waits.enter(attempt.name, attempt.owner, attempt.ticket);
+		Waiter waiter = this.engine.waits.enter(attempt.name, attempt.owner, attempt.ticket);
 		try {
 			// Queued on the backend before joining the room: a hand-off announced meanwhile was missed, so look.
 			boolean look = attempt.queued;

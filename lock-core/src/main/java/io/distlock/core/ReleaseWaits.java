@@ -1,6 +1,5 @@
 package io.distlock.core;
 
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -9,12 +8,7 @@ import java.util.TreeMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
-
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Where this client's threads wait for locks. One room per lock name that has waiters, holding them
@@ -29,13 +23,11 @@ import org.slf4j.LoggerFactory;
  */
 final class ReleaseWaits {
 
-	private static final Logger log = LoggerFactory.getLogger(ReleaseWaits.class);
-
 	private final LockBackend backend;
 
 	private final String ownOwnerPrefix;
 
-	private final Map<String, Room> rooms = new HashMap<>();
+	private final Map<String, WaitingRoom> rooms = new HashMap<>();
 
 	/**
 	 * Subscribes and unsubscribes, one at a time and in the order asked: a SUBSCRIBE can stall for the
@@ -69,20 +61,20 @@ final class ReleaseWaits {
 	 * would have been woken: a hand-off, its turn to try, the registry closing
 	 */
 	Waiter enter(String name, String owner, String ticket, Runnable onWake) {
-		Room room;
+		WaitingRoom room;
 		boolean first;
 		synchronized (this.rooms) {
 			room = this.rooms.get(name);
 			first = room == null;
 			if (first) {
-				room = new Room(name);
+				room = new WaitingRoom(name);
 				this.rooms.put(name, room);
 			}
 			room.members++;
 		}
 		Waiter waiter = room.join(owner, ticket, onWake);
 		if (first) {
-			Room subscribing = room;
+			WaitingRoom subscribing = room;
 			inBackground(() -> subscribing.subscribe(this.backend, this.ownOwnerPrefix));
 		}
 		return waiter;
@@ -90,7 +82,7 @@ final class ReleaseWaits {
 
 	/** Leaves the queue; the next waiter gets its turn, and the last one out unsubscribes. */
 	void leave(Waiter waiter) {
-		Room room = waiter.room;
+		WaitingRoom room = waiter.room;
 		room.remove(waiter);
 		synchronized (this.rooms) {
 			if (--room.members > 0) {
@@ -116,7 +108,7 @@ final class ReleaseWaits {
 	 * has none, or subscribing failed) are woken directly; subscribed ones hear the message anyway.
 	 */
 	void releasedLocally(String name) {
-		Room room;
+		WaitingRoom room;
 		synchronized (this.rooms) {
 			room = this.rooms.get(name);
 		}
@@ -145,7 +137,7 @@ final class ReleaseWaits {
 	int waitingThreads() {
 		synchronized (this.rooms) {
 			int threads = 0;
-			for (Room room : this.rooms.values()) {
+			for (WaitingRoom room : this.rooms.values()) {
 				threads += room.members;
 			}
 			return threads;
@@ -159,11 +151,11 @@ final class ReleaseWaits {
 	 * @param dequeue called with each waiting attempt
 	 */
 	void closeAll(Consumer<Waiter> dequeue) {
-		List<Room> open;
+		List<WaitingRoom> open;
 		synchronized (this.rooms) {
 			open = new ArrayList<>(this.rooms.values());
 		}
-		for (Room room : open) {
+		for (WaitingRoom room : open) {
 			room.waiters().forEach(dequeue);
 			room.wakeAll();
 		}
@@ -185,318 +177,6 @@ final class ReleaseWaits {
 		TRY,
 		/** Not this waiter's turn (yet); it goes on waiting. */
 		WAIT
-	}
-
-	/** One thread's place in a room's queue. */
-	static final class Waiter {
-
-		private final Room room;
-
-		private final String owner;
-
-		/** The waiting attempt's ticket: a hand-off naming another attempt of this owner is not for it. */
-		private final String ticket;
-
-		private final Condition turn;
-
-		/** For a waiter without a thread: what wakes it. */
-		private final Runnable onWake;
-
-		/** Set when this waiter, at the head, should try the lock now. Guarded by the room's lock. */
-		private boolean mustTry;
-
-		/** The fencing token of a hold handed to this waiter, or null. Guarded by the room's lock. */
-		private Long grantedToken;
-
-		Waiter(Room room, String owner, String ticket, Runnable onWake) {
-			this.room = room;
-			this.owner = owner;
-			this.ticket = ticket;
-			this.turn = room.lock.newCondition();
-			this.onWake = onWake;
-		}
-
-		/** Wakes the waiting thread, or hands the wake-up on. Called under the room's lock. */
-		private void wake() {
-			this.turn.signal();
-			if (this.onWake != null) {
-				this.onWake.run();
-			}
-		}
-
-		/**
-		 * What {@link #awaitTurn(long)} would answer at once, without waiting: for a waiter without a
-		 * thread, which comes back here when it is woken or its own timer runs out.
-		 */
-		Turn turnNow() {
-			this.room.lock.lock();
-			try {
-				if (this.grantedToken != null) {
-					return Turn.GRANTED;
-				}
-				this.mustTry = false;
-				return (this.room.queue.peekFirst() == this) ? Turn.TRY : Turn.WAIT;
-			}
-			finally {
-				this.room.lock.unlock();
-			}
-		}
-
-		/** @return whether something happened that {@link #awaitTurn(long)} would have woken up for */
-		boolean woken() {
-			this.room.lock.lock();
-			try {
-				return this.mustTry || this.grantedToken != null;
-			}
-			finally {
-				this.room.lock.unlock();
-			}
-		}
-
-		/**
-		 * Sleeps until the lock is handed to this waiter, until it is its turn to try (it became the
-		 * head, or a release was announced while it was the head) or until {@code nanos} passed.
-		 * @return what woke it
-		 */
-		Turn awaitTurn(long nanos) throws InterruptedException {
-			return this.room.awaitTurn(this, nanos);
-		}
-
-		/** @return the fencing token of the hold handed to this waiter (valid after {@link Turn#GRANTED}) */
-		long grantedToken() {
-			this.room.lock.lock();
-			try {
-				return this.grantedToken;
-			}
-			finally {
-				this.room.lock.unlock();
-			}
-		}
-
-		/** @return whether release notifications reach this waiter's room */
-		boolean subscribed() {
-			return this.room.subscribed();
-		}
-
-		/** Forgets a hand-off this waiter did not take up as it was (it confirms it with the backend instead). */
-		void forgetGrant() {
-			this.room.lock.lock();
-			try {
-				this.grantedToken = null;
-			}
-			finally {
-				this.room.lock.unlock();
-			}
-		}
-
-		/** @return the lock's name */
-		String name() {
-			return this.room.name;
-		}
-
-		/** @return the waiting owner's id */
-		String owner() {
-			return this.owner;
-		}
-
-		/** @return the waiting attempt's ticket */
-		String ticket() {
-			return this.ticket;
-		}
-
-	}
-
-	/** The waiters of one lock name in this client. */
-	static final class Room {
-
-		private final String name;
-
-		private final ReentrantLock lock = new ReentrantLock();
-
-		private final ArrayDeque<Waiter> queue = new ArrayDeque<>();
-
-		/** Threads between enter and leave; guarded by the rooms map. */
-		private int members;
-
-		private AutoCloseable subscription;
-
-		Room(String name) {
-			this.name = name;
-		}
-
-		Waiter join(String owner, String ticket, Runnable onWake) {
-			this.lock.lock();
-			try {
-				Waiter waiter = new Waiter(this, owner, ticket, onWake);
-				waiter.mustTry = this.queue.isEmpty();
-				this.queue.addLast(waiter);
-				return waiter;
-			}
-			finally {
-				this.lock.unlock();
-			}
-		}
-
-		void remove(Waiter waiter) {
-			this.lock.lock();
-			try {
-				boolean wasHead = this.queue.peekFirst() == waiter;
-				this.queue.remove(waiter);
-				Waiter next = this.queue.peekFirst();
-				if (wasHead && next != null) {
-					// The old head may have consumed a release it did not use; the new head must look.
-					next.mustTry = true;
-					next.wake();
-				}
-			}
-			finally {
-				this.lock.unlock();
-			}
-		}
-
-		List<Waiter> waiters() {
-			this.lock.lock();
-			try {
-				return List.copyOf(this.queue);
-			}
-			finally {
-				this.lock.unlock();
-			}
-		}
-
-		void wakeAll() {
-			this.lock.lock();
-			try {
-				for (Waiter waiter : this.queue) {
-					waiter.mustTry = true;
-					waiter.wake();
-				}
-			}
-			finally {
-				this.lock.unlock();
-			}
-		}
-
-		/** A release of the lock was announced: the head tries again. */
-		void signal() {
-			this.lock.lock();
-			try {
-				Waiter head = this.queue.peekFirst();
-				if (head != null) {
-					head.mustTry = true;
-					head.wake();
-				}
-			}
-			finally {
-				this.lock.unlock();
-			}
-		}
-
-		/**
-		 * The backend handed the lock to {@code owner}'s attempt {@code ticket}: that waiter, if still
-		 * here, holds it now. A later attempt of the same thread is not it: the message may have been
-		 * on its way while the earlier attempt gave up and passed the lock on.
-		 */
-		void grant(String owner, String ticket, long token) {
-			this.lock.lock();
-			try {
-				for (Waiter waiter : this.queue) {
-					if (waiter.owner.equals(owner) && waiter.ticket.equals(ticket)) {
-						waiter.grantedToken = token;
-						waiter.wake();
-						return;
-					}
-				}
-				// Gone already: its leaving passes the hold on (LockBackend#leaveQueue).
-			}
-			finally {
-				this.lock.unlock();
-			}
-		}
-
-		Turn awaitTurn(Waiter waiter, long nanos) throws InterruptedException {
-			this.lock.lockInterruptibly();
-			try {
-				long left = nanos;
-				while (!waiter.mustTry && waiter.grantedToken == null && left > 0) {
-					left = waiter.turn.awaitNanos(left);
-				}
-				if (waiter.grantedToken != null) {
-					return Turn.GRANTED;
-				}
-				waiter.mustTry = false;
-				return (this.queue.peekFirst() == waiter) ? Turn.TRY : Turn.WAIT;
-			}
-			finally {
-				this.lock.unlock();
-			}
-		}
-
-		boolean subscribed() {
-			this.lock.lock();
-			try {
-				return this.subscription != null;
-			}
-			finally {
-				this.lock.unlock();
-			}
-		}
-
-		private void subscribe(LockBackend backend, String ownOwnerPrefix) {
-			AutoCloseable result = null;
-			try {
-				result = backend.subscribe(this.name, notice -> onNotice(notice, ownOwnerPrefix));
-			}
-			catch (RuntimeException ex) {
-				log.warn("Could not subscribe to releases of lock '{}'; its waiters poll instead: {}",
-						this.name, ex.toString());
-			}
-			this.lock.lock();
-			try {
-				this.subscription = result;
-			}
-			finally {
-				this.lock.unlock();
-			}
-			if (result != null) {
-				// A release announced before the subscription was effective was missed: the head looks.
-				signal();
-			}
-		}
-
-		private void onNotice(LockNotice notice, String ownOwnerPrefix) {
-			if (notice instanceof LockNotice.Granted granted) {
-				// Handed to another client's owner: nothing to wake for here.
-				if (granted.owner().startsWith(ownOwnerPrefix)) {
-					grant(granted.owner(), granted.ticket(), granted.token());
-				}
-			}
-			else if (!(notice instanceof LockNotice.Abandoned abandoned && abandoned.owner().startsWith(ownOwnerPrefix))) {
-				// An attempt this client abandoned itself frees nothing this client is waiting for.
-				signal();
-			}
-		}
-
-		private void unsubscribe() {
-			AutoCloseable closing;
-			this.lock.lock();
-			try {
-				closing = this.subscription;
-				this.subscription = null;
-			}
-			finally {
-				this.lock.unlock();
-			}
-			if (closing != null) {
-				try {
-					closing.close();
-				}
-				catch (Exception ex) {
-					log.debug("Could not unsubscribe from releases of lock '{}'", this.name, ex);
-				}
-			}
-		}
-
 	}
 
 }

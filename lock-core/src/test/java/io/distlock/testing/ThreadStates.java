@@ -19,7 +19,7 @@ public final class ThreadStates {
 			return false;
 		}
 		for (StackTraceElement frame : thread.getStackTrace()) {
-			if (frame.getClassName().endsWith("ReleaseWaits$Room") && frame.getMethodName().equals("awaitTurn")) {
+			if (frame.getClassName().endsWith(".WaitingRoom") && frame.getMethodName().equals("awaitTurn")) {
 				return true;
 			}
 		}

@@ -1,0 +1,125 @@
+package io.distlock.core;
+
+import java.util.concurrent.locks.Condition;
+
+/**
+ * One waiting acquisition's place in a {@link WaitingRoom}: a parked thread's, woken through its
+ * condition, or one without a thread ({@link AsyncAcquisition}), woken through its callback.
+ */
+final class Waiter {
+
+	final WaitingRoom room;
+
+	final String owner;
+
+	/** The waiting attempt's ticket: a hand-off naming another attempt of this owner is not for it. */
+	final String ticket;
+
+	final Condition turn;
+
+	/** For a waiter without a thread: what wakes it. */
+	final Runnable onWake;
+
+	/** Set when this waiter, at the head, should try the lock now. Guarded by the room's lock. */
+	boolean mustTry;
+
+	/** The fencing token of a hold handed to this waiter, or null. Guarded by the room's lock. */
+	Long grantedToken;
+
+	Waiter(WaitingRoom room, String owner, String ticket, Runnable onWake) {
+		this.room = room;
+		this.owner = owner;
+		this.ticket = ticket;
+		this.turn = room.lock.newCondition();
+		this.onWake = onWake;
+	}
+
+	/** Wakes the waiting thread, or hands the wake-up on. Called under the room's lock. */
+	void wake() {
+		this.turn.signal();
+		if (this.onWake != null) {
+			this.onWake.run();
+		}
+	}
+
+	/**
+	 * What {@link #awaitTurn(long)} would answer at once, without waiting: for a waiter without a
+	 * thread, which comes back here when it is woken or its own timer runs out.
+	 */
+	ReleaseWaits.Turn turnNow() {
+		this.room.lock.lock();
+		try {
+			if (this.grantedToken != null) {
+				return ReleaseWaits.Turn.GRANTED;
+			}
+			this.mustTry = false;
+			return (this.room.queue.peekFirst() == this) ? ReleaseWaits.Turn.TRY : ReleaseWaits.Turn.WAIT;
+		}
+		finally {
+			this.room.lock.unlock();
+		}
+	}
+
+	/** @return whether something happened that {@link #awaitTurn(long)} would have woken up for */
+	boolean woken() {
+		this.room.lock.lock();
+		try {
+			return this.mustTry || this.grantedToken != null;
+		}
+		finally {
+			this.room.lock.unlock();
+		}
+	}
+
+	/**
+	 * Sleeps until the lock is handed to this waiter, until it is its turn to try (it became the
+	 * head, or a release was announced while it was the head) or until {@code nanos} passed.
+	 * @return what woke it
+	 */
+	ReleaseWaits.Turn awaitTurn(long nanos) throws InterruptedException {
+		return this.room.awaitTurn(this, nanos);
+	}
+
+	/** @return the fencing token of the hold handed to this waiter (valid after {@link Turn#GRANTED}) */
+	long grantedToken() {
+		this.room.lock.lock();
+		try {
+			return this.grantedToken;
+		}
+		finally {
+			this.room.lock.unlock();
+		}
+	}
+
+	/** @return whether release notifications reach this waiter's room */
+	boolean subscribed() {
+		return this.room.subscribed();
+	}
+
+	/** Forgets a hand-off this waiter did not take up as it was (it confirms it with the backend instead). */
+	void forgetGrant() {
+		this.room.lock.lock();
+		try {
+			this.grantedToken = null;
+		}
+		finally {
+			this.room.lock.unlock();
+		}
+	}
+
+	/** @return the lock's name */
+	String name() {
+		return this.room.name;
+	}
+
+	/** @return the waiting owner's id */
+	String owner() {
+		return this.owner;
+	}
+
+	/** @return the waiting attempt's ticket */
+	String ticket() {
+		return this.ticket;
+	}
+
+}

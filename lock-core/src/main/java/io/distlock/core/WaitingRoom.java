@@ -1,0 +1,206 @@
+package io.distlock.core;
+
+import java.util.ArrayDeque;
+import java.util.List;
+import java.util.concurrent.locks.ReentrantLock;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The waiters of one lock name in this client, in arrival order, with the lock's one subscription to
+ * the backend's notices; part of {@link ReleaseWaits}.
+ */
+final class WaitingRoom {
+
+	private static final Logger log = LoggerFactory.getLogger(WaitingRoom.class);
+
+	final String name;
+
+	final ReentrantLock lock = new ReentrantLock();
+
+	final ArrayDeque<Waiter> queue = new ArrayDeque<>();
+
+	/** Threads between enter and leave; guarded by the rooms map. */
+	int members;
+
+	AutoCloseable subscription;
+
+	WaitingRoom(String name) {
+		this.name = name;
+	}
+
+	Waiter join(String owner, String ticket, Runnable onWake) {
+		this.lock.lock();
+		try {
+			Waiter waiter = new Waiter(this, owner, ticket, onWake);
+			waiter.mustTry = this.queue.isEmpty();
+			this.queue.addLast(waiter);
+			return waiter;
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	void remove(Waiter waiter) {
+		this.lock.lock();
+		try {
+			boolean wasHead = this.queue.peekFirst() == waiter;
+			this.queue.remove(waiter);
+			Waiter next = this.queue.peekFirst();
+			if (wasHead && next != null) {
+				// The old head may have consumed a release it did not use; the new head must look.
+				next.mustTry = true;
+				next.wake();
+			}
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	List<Waiter> waiters() {
+		this.lock.lock();
+		try {
+			return List.copyOf(this.queue);
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	void wakeAll() {
+		this.lock.lock();
+		try {
+			for (Waiter waiter : this.queue) {
+				waiter.mustTry = true;
+				waiter.wake();
+			}
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	/** A release of the lock was announced: the head tries again. */
+	void signal() {
+		this.lock.lock();
+		try {
+			Waiter head = this.queue.peekFirst();
+			if (head != null) {
+				head.mustTry = true;
+				head.wake();
+			}
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	/**
+	 * The backend handed the lock to {@code owner}'s attempt {@code ticket}: that waiter, if still
+	 * here, holds it now. A later attempt of the same thread is not it: the message may have been
+	 * on its way while the earlier attempt gave up and passed the lock on.
+	 */
+	void grant(String owner, String ticket, long token) {
+		this.lock.lock();
+		try {
+			for (Waiter waiter : this.queue) {
+				if (waiter.owner.equals(owner) && waiter.ticket.equals(ticket)) {
+					waiter.grantedToken = token;
+					waiter.wake();
+					return;
+				}
+			}
+			// Gone already: its leaving passes the hold on (LockBackend#leaveQueue).
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	ReleaseWaits.Turn awaitTurn(Waiter waiter, long nanos) throws InterruptedException {
+		this.lock.lockInterruptibly();
+		try {
+			long left = nanos;
+			while (!waiter.mustTry && waiter.grantedToken == null && left > 0) {
+				left = waiter.turn.awaitNanos(left);
+			}
+			if (waiter.grantedToken != null) {
+				return ReleaseWaits.Turn.GRANTED;
+			}
+			waiter.mustTry = false;
+			return (this.queue.peekFirst() == waiter) ? ReleaseWaits.Turn.TRY : ReleaseWaits.Turn.WAIT;
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	boolean subscribed() {
+		this.lock.lock();
+		try {
+			return this.subscription != null;
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	void subscribe(LockBackend backend, String ownOwnerPrefix) {
+		AutoCloseable result = null;
+		try {
+			result = backend.subscribe(this.name, notice -> onNotice(notice, ownOwnerPrefix));
+		}
+		catch (RuntimeException ex) {
+			log.warn("Could not subscribe to releases of lock '{}'; its waiters poll instead: {}",
+					this.name, ex.toString());
+		}
+		this.lock.lock();
+		try {
+			this.subscription = result;
+		}
+		finally {
+			this.lock.unlock();
+		}
+		if (result != null) {
+			// A release announced before the subscription was effective was missed: the head looks.
+			signal();
+		}
+	}
+
+	private void onNotice(LockNotice notice, String ownOwnerPrefix) {
+		if (notice instanceof LockNotice.Granted granted) {
+			// Handed to another client's owner: nothing to wake for here.
+			if (granted.owner().startsWith(ownOwnerPrefix)) {
+				grant(granted.owner(), granted.ticket(), granted.token());
+			}
+		}
+		else if (!(notice instanceof LockNotice.Abandoned abandoned && abandoned.owner().startsWith(ownOwnerPrefix))) {
+			// An attempt this client abandoned itself frees nothing this client is waiting for.
+			signal();
+		}
+	}
+
+	void unsubscribe() {
+		AutoCloseable closing;
+		this.lock.lock();
+		try {
+			closing = this.subscription;
+			this.subscription = null;
+		}
+		finally {
+			this.lock.unlock();
+		}
+		if (closing != null) {
+			try {
+				closing.close();
+			}
+			catch (Exception ex) {
+				log.debug("Could not unsubscribe from releases of lock '{}'", this.name, ex);
+			}
+		}
+	}
+
+}
