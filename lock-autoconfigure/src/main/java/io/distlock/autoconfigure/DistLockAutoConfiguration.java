@@ -163,11 +163,18 @@ public class DistLockAutoConfiguration {
 		@ConditionalOnSingleCandidate(DataSource.class)
 		JdbcLockRegistry jdbcLockRegistry(DataSource dataSource, DistLockProperties properties,
 				ObjectProvider<LockListener> listeners) {
-			JdbcLockBackend backend = new JdbcLockBackend(dataSource, properties.getJdbc().getTableName());
-			if (properties.getJdbc().isCreateSchema()) {
+			return registry(dataSource, properties.getJdbc().getTableName(), properties.getJdbc().isCreateSchema(),
+					engineOptions(properties, listeners));
+		}
+
+		/** A table lock on {@code tableName}, its tables created first if asked; also for named registries. */
+		static JdbcLockRegistry registry(DataSource dataSource, String tableName, boolean createSchema,
+				LockEngineOptions options) {
+			JdbcLockBackend backend = new JdbcLockBackend(dataSource, tableName);
+			if (createSchema) {
 				backend.createSchema();
 			}
-			return new JdbcLockRegistry(backend, engineOptions(properties, listeners));
+			return new JdbcLockRegistry(backend, options);
 		}
 
 	}
@@ -189,11 +196,7 @@ public class DistLockAutoConfiguration {
 			DistLockProperties.Zookeeper zookeeper = properties.getZookeeper();
 			CuratorFramework own = curators.getIfUnique();
 			if (own != null) {
-				if (own.getState() == CuratorFrameworkState.LATENT) {
-					// Declared without initMethod = "start"; its own bean definition still closes it.
-					own.start();
-				}
-				return new ZooKeeperLockRegistry(own, zookeeper.getBasePath(), engineOptions(properties, listeners));
+				return new ZooKeeperLockRegistry(started(own), zookeeper.getBasePath(), engineOptions(properties, listeners));
 			}
 			if (zookeeper.getConnectString() == null || zookeeper.getConnectString().isBlank()) {
 				throw new InvalidDistLockPropertyException("distlock.zookeeper.connect-string", zookeeper.getConnectString(),
@@ -219,6 +222,18 @@ public class DistLockAutoConfiguration {
 				client.close();
 				throw ex;
 			}
+		}
+
+
+		/**
+		 * The application's own client, started if it was declared without {@code initMethod = "start"};
+		 * its own bean definition still closes it. Also for named registries.
+		 */
+		static CuratorFramework started(CuratorFramework own) {
+			if (own.getState() == CuratorFrameworkState.LATENT) {
+				own.start();
+			}
+			return own;
 		}
 
 	}

@@ -2,12 +2,10 @@ package io.distlock.autoconfigure;
 
 import java.time.Duration;
 import java.util.Map;
-import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.imps.CuratorFrameworkState;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
@@ -26,7 +24,6 @@ import io.distlock.autoconfigure.DistLockProperties.Backend;
 import io.distlock.autoconfigure.DistLockProperties.NamedRegistry;
 import io.distlock.core.LockEngine;
 import io.distlock.core.LockEngineOptions;
-import io.distlock.jdbc.JdbcLockBackend;
 import io.distlock.jdbc.JdbcLockRegistry;
 import io.distlock.redis.RedisLockRegistry;
 import io.distlock.zookeeper.ZooKeeperLockRegistry;
@@ -42,6 +39,12 @@ import io.distlock.zookeeper.ZooKeeperLockRegistry;
 class NamedLockRegistries implements ImportBeanDefinitionRegistrar {
 
 	private static final String PREFIX = "distlock.registries";
+
+	private static final String REDIS_CLASS = "org.springframework.data.redis.connection.RedisConnectionFactory";
+
+	private static final String JDBC_CLASS = "org.springframework.jdbc.core.JdbcTemplate";
+
+	private static final String CURATOR_CLASS = "org.apache.curator.framework.CuratorFramework";
 
 	private final Environment environment;
 
@@ -71,11 +74,9 @@ class NamedLockRegistries implements ImportBeanDefinitionRegistrar {
 			return LockEngine.class;
 		}
 		return switch (backend) {
-			case REDIS -> present("org.springframework.data.redis.connection.RedisConnectionFactory")
-					? RedisLockRegistry.class : LockEngine.class;
-			case JDBC -> present("org.springframework.jdbc.core.JdbcTemplate") ? JdbcLockRegistry.class : LockEngine.class;
-			case ZOOKEEPER -> present("org.apache.curator.framework.CuratorFramework") ? ZooKeeperLockRegistry.class
-					: LockEngine.class;
+			case REDIS -> present(REDIS_CLASS) ? RedisLockRegistry.class : LockEngine.class;
+			case JDBC -> present(JDBC_CLASS) ? JdbcLockRegistry.class : LockEngine.class;
+			case ZOOKEEPER -> present(CURATOR_CLASS) ? ZooKeeperLockRegistry.class : LockEngine.class;
 		};
 	}
 
@@ -94,16 +95,15 @@ class NamedLockRegistries implements ImportBeanDefinitionRegistrar {
 		LockEngineOptions options = DistLockAutoConfiguration.engineOptions(properties, listeners, watchdogTimeout);
 		return switch (declared.getBackend()) {
 			case REDIS -> {
-				requireClass(prefix, Backend.REDIS, "org.springframework.data.redis.connection.RedisConnectionFactory",
-						"spring-boot-starter-data-redis");
+				requireClass(prefix, Backend.REDIS, REDIS_CLASS, "spring-boot-starter-data-redis");
 				yield RedisRegistries.create(prefix, declared, properties, options, beanFactory);
 			}
 			case JDBC -> {
-				requireClass(prefix, Backend.JDBC, "org.springframework.jdbc.core.JdbcTemplate", "spring-boot-starter-jdbc");
+				requireClass(prefix, Backend.JDBC, JDBC_CLASS, "spring-boot-starter-jdbc");
 				yield JdbcRegistries.create(prefix, declared, properties, options, beanFactory);
 			}
 			case ZOOKEEPER -> {
-				requireClass(prefix, Backend.ZOOKEEPER, "org.apache.curator.framework.CuratorFramework", "curator-framework");
+				requireClass(prefix, Backend.ZOOKEEPER, CURATOR_CLASS, "curator-framework");
 				yield ZooKeeperRegistries.create(prefix, declared, properties, options, beanFactory);
 			}
 		};
@@ -116,11 +116,12 @@ class NamedLockRegistries implements ImportBeanDefinitionRegistrar {
 		}
 	}
 
-	private static <T> T required(String prefix, Backend backend, Supplier<T> lookup, String type, String how) {
-		T found = lookup.get();
+	/** @return the application's one bean of {@code type}; none or several stops start-up naming the property */
+	private static <T> T required(String prefix, Backend backend, BeanFactory beanFactory, Class<T> type, String how) {
+		T found = beanFactory.getBeanProvider(type).getIfUnique();
 		if (found == null) {
 			throw new InvalidDistLockPropertyException(prefix + ".backend", backend,
-					"needs exactly one " + type + " bean, and the application has none or several",
+					"needs exactly one " + type.getSimpleName() + " bean, and the application has none or several",
 					"Add one (" + how + "), or choose another backend for this registry.");
 		}
 		return found;
@@ -131,9 +132,8 @@ class NamedLockRegistries implements ImportBeanDefinitionRegistrar {
 
 		static LockRegistry create(String prefix, NamedRegistry declared, DistLockProperties properties,
 				LockEngineOptions options, BeanFactory beanFactory) {
-			RedisConnectionFactory connectionFactory = required(prefix, Backend.REDIS,
-					() -> beanFactory.getBeanProvider(RedisConnectionFactory.class).getIfUnique(), "RedisConnectionFactory",
-					"configure spring.data.redis.*");
+			RedisConnectionFactory connectionFactory = required(prefix, Backend.REDIS, beanFactory,
+					RedisConnectionFactory.class, "configure spring.data.redis.*");
 			return new RedisLockRegistry(connectionFactory,
 					(declared.getKeyPrefix() != null) ? declared.getKeyPrefix() : properties.getKeyPrefix(), options);
 		}
@@ -145,15 +145,12 @@ class NamedLockRegistries implements ImportBeanDefinitionRegistrar {
 
 		static LockRegistry create(String prefix, NamedRegistry declared, DistLockProperties properties,
 				LockEngineOptions options, BeanFactory beanFactory) {
-			DataSource dataSource = required(prefix, Backend.JDBC,
-					() -> beanFactory.getBeanProvider(DataSource.class).getIfUnique(), "DataSource",
+			DataSource dataSource = required(prefix, Backend.JDBC, beanFactory, DataSource.class,
 					"configure spring.datasource.*");
-			JdbcLockBackend backend = new JdbcLockBackend(dataSource,
-					(declared.getTableName() != null) ? declared.getTableName() : properties.getJdbc().getTableName());
-			if ((declared.getCreateSchema() != null) ? declared.getCreateSchema() : properties.getJdbc().isCreateSchema()) {
-				backend.createSchema();
-			}
-			return new JdbcLockRegistry(backend, options);
+			return DistLockAutoConfiguration.JdbcRegistryConfiguration.registry(dataSource,
+					(declared.getTableName() != null) ? declared.getTableName() : properties.getJdbc().getTableName(),
+					(declared.getCreateSchema() != null) ? declared.getCreateSchema() : properties.getJdbc().isCreateSchema(),
+					options);
 		}
 
 	}
@@ -163,13 +160,8 @@ class NamedLockRegistries implements ImportBeanDefinitionRegistrar {
 
 		static LockRegistry create(String prefix, NamedRegistry declared, DistLockProperties properties,
 				LockEngineOptions options, BeanFactory beanFactory) {
-			CuratorFramework curator = required(prefix, Backend.ZOOKEEPER,
-					() -> beanFactory.getBeanProvider(CuratorFramework.class).getIfUnique(), "CuratorFramework",
-					"define a CuratorFramework bean for the ensemble");
-			if (curator.getState() == CuratorFrameworkState.LATENT) {
-				// Declared without initMethod = "start"; its own bean definition still closes it.
-				curator.start();
-			}
+			CuratorFramework curator = DistLockAutoConfiguration.ZooKeeperRegistryConfiguration.started(required(prefix,
+					Backend.ZOOKEEPER, beanFactory, CuratorFramework.class, "define a CuratorFramework bean for the ensemble"));
 			return new ZooKeeperLockRegistry(curator,
 					(declared.getBasePath() != null) ? declared.getBasePath() : properties.getZookeeper().getBasePath(),
 					options);
