@@ -71,6 +71,24 @@ public final class RedisFailures {
 	}
 
 	/**
+	 * @param failure what a Redis call threw
+	 * @return whether it only says that the connection closed, without a cause the caller can act on;
+	 * Lettuce reports a connection Redis closed after refusing the credentials that way at times
+	 */
+	public static boolean isConnectionClosedWithoutCause(Throwable failure) {
+		if (causeOf(failure) != Cause.OTHER) {
+			return false;
+		}
+		for (Throwable cause = failure; cause != null; cause = next(cause)) {
+			String message = String.valueOf(cause.getMessage()).toLowerCase(Locale.ROOT);
+			if (message.contains("connection closed") || message.contains("closed prematurely")) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/**
 	 * Only what no retry mends: an untrusted or mismatched certificate, a TLS client on a plain port.
 	 * A handshake cut short or timed out (an overloaded server, a load balancer) is not.
 	 */

@@ -239,8 +239,30 @@ public final class RedisLockBackend implements LockBackend {
 
 	@Override
 	public String explain(RuntimeException failure) {
-		return (failure instanceof LockBackendException) ? failure.getMessage()
-				: RedisFailures.explain(failure, this.description);
+		if (failure instanceof LockBackendException) {
+			return failure.getMessage();
+		}
+		if (RedisFailures.isConnectionClosedWithoutCause(failure)) {
+			// When Redis refuses the credentials, Lettuce can report the connection it then closes
+			// ("Connection closed prematurely") instead of the WRONGPASS that closed it. One PING on a new
+			// connection names the real cause; only a failure that names one replaces the first.
+			RuntimeException diagnosis = ping();
+			if (diagnosis != null && RedisFailures.causeOf(diagnosis) != RedisFailures.Cause.OTHER) {
+				return RedisFailures.explain(diagnosis, this.description);
+			}
+		}
+		return RedisFailures.explain(failure, this.description);
+	}
+
+	/** @return what a PING threw, or {@code null} if it was answered */
+	private RuntimeException ping() {
+		try {
+			this.redis.execute((RedisCallback<String>) connection -> connection.ping());
+			return null;
+		}
+		catch (RuntimeException ex) {
+			return ex;
+		}
 	}
 
 	/**
@@ -260,23 +282,13 @@ public final class RedisLockBackend implements LockBackend {
 
 	@Override
 	public Health health() {
-		RuntimeException failure = null;
-		// A failure that names no cause is asked once more: when Redis refuses the credentials, Lettuce
-		// can report the connection it then closes ("Connection closed prematurely") instead of the
-		// WRONGPASS that closed it, and the operator needs the real cause.
-		for (int attempt = 0; attempt < 2; attempt++) {
-			try {
-				String pong = this.redis.execute((RedisCallback<String>) connection -> connection.ping());
-				return new Health("PONG".equalsIgnoreCase(pong), Map.of("server", this.description, "ping", String.valueOf(pong)));
-			}
-			catch (RuntimeException ex) {
-				failure = ex;
-				if (RedisFailures.causeOf(ex) != RedisFailures.Cause.OTHER) {
-					break;
-				}
-			}
+		try {
+			String pong = this.redis.execute((RedisCallback<String>) connection -> connection.ping());
+			return new Health("PONG".equalsIgnoreCase(pong), Map.of("server", this.description, "ping", String.valueOf(pong)));
 		}
-		return new Health(false, Map.of("server", this.description, "error", explain(failure)));
+		catch (RuntimeException ex) {
+			return new Health(false, Map.of("server", this.description, "error", explain(ex)));
+		}
 	}
 
 	@Override

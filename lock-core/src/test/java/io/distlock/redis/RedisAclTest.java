@@ -15,6 +15,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.data.redis.RedisConnectionFailureException;
 import org.springframework.data.redis.connection.RedisPassword;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
@@ -93,6 +94,40 @@ class RedisAclTest {
 		org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10))
 			.until(() -> clients.get(0).watchdogRenewals() > renewals);
 		held.unlock();
+	}
+
+	/**
+	 * With a wrong password Lettuce at times reports the connection Redis closed ("Connection closed
+	 * prematurely") instead of the WRONGPASS that closed it; the explanation a lock call's failure
+	 * carries still names the credentials (CI once saw the bare "closed" message).
+	 */
+	@Test
+	void aClosedConnectionWithoutCauseIsExplainedByWhatANewConnectionIsTold() throws Exception {
+		List<String> acl = new ArrayList<>(List.of("ACL", "SETUSER", "locks"));
+		acl.addAll(List.of(README_ACL.split(" ")));
+		assertThat(redisServer.server().command(acl.toArray(String[]::new))).isEqualTo("+OK");
+		RedisLockBackend backend = new RedisLockBackend(factory("not-the-password"), "distlock");
+
+		String explained = backend.explain(new RedisConnectionFailureException("Connection closed prematurely"));
+
+		assertThat(explained).contains("rejected the credentials (WRONGPASS)").doesNotContain("not-the-password");
+		assertThat(new RedisLockBackend(factory("s3cret-for-locks"), "distlock")
+			.explain(new RedisConnectionFailureException("Connection closed prematurely")))
+			.as("with the right password the failure is reported as it was")
+			.contains("failed: Connection closed prematurely");
+	}
+
+	private LettuceConnectionFactory factory(String password) {
+		RedisStandaloneConfiguration server = new RedisStandaloneConfiguration(redisServer.server().host(),
+				redisServer.server().port());
+		server.setUsername("locks");
+		server.setPassword(RedisPassword.of(password));
+		LettuceConnectionFactory factory = new LettuceConnectionFactory(server,
+				LettuceClientConfiguration.builder().commandTimeout(Duration.ofSeconds(5)).build());
+		factory.afterPropertiesSet();
+		factory.start();
+		this.opened.add(factory::destroy);
+		return factory;
 	}
 
 	private RedisLockRegistry client() {
