@@ -9,7 +9,8 @@ import java.time.Instant;
  * @param ownerId the owner id (client id and thread id)
  * @param threadName the owning thread's name at acquisition
  * @param holdCount reentrant acquisitions not yet released
- * @param fencingToken the hold's fencing token
+ * @param fencingToken the hold's fencing token; -1 if none was issued: the backend offers none (Redlock),
+ * or issues one only when the holder first asks (Redis) and it has not asked
  * @param since when the hold was first acquired
  * @param watchdog whether the watchdog renews it
  * @param lost whether the hold is known to be lost

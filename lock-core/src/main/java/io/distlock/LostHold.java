@@ -7,7 +7,7 @@ import java.time.Instant;
  *
  * @param lockName the lock's name
  * @param ownerId the owner id that held it
- * @param fencingToken the lost hold's fencing token
+ * @param fencingToken the lost hold's fencing token; -1 if none was issued (see {@link HoldInfo})
  * @param detectedAt when this client noticed
  * @param reason what happened, in words fit for a log
  */

@@ -5,6 +5,7 @@ import java.util.Collections;
 import java.util.Deque;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.LongSupplier;
 
 /**
  * What a running {@link DistributedLock} method can ask about its locks, chiefly the fencing token to
@@ -19,7 +20,7 @@ import java.util.Set;
  */
 public final class LockContext {
 
-	private static final ThreadLocal<Deque<Map<String, Long>>> FRAMES = ThreadLocal.withInitial(ArrayDeque::new);
+	private static final ThreadLocal<Deque<Map<String, LongSupplier>>> FRAMES = ThreadLocal.withInitial(ArrayDeque::new);
 
 	private LockContext() {
 	}
@@ -31,7 +32,7 @@ public final class LockContext {
 	 * several locks (use {@link #fencingToken(String)})
 	 */
 	public static long fencingToken() {
-		Map<String, Long> frame = FRAMES.get().peek();
+		Map<String, LongSupplier> frame = FRAMES.get().peek();
 		if (frame == null) {
 			throw new IllegalStateException("No @DistributedLock method is running on this thread");
 		}
@@ -45,21 +46,22 @@ public final class LockContext {
 	/**
 	 * The fencing token of one lock of the innermost running {@code @DistributedLock} method.
 	 * @param lockName the lock's full name (name prefix and key)
-	 * @return the token
+	 * @return the token, issued on the first request where the backend defers it (one round trip)
 	 * @throws IllegalStateException if that method holds no lock of that name
+	 * @throws io.distlock.LockLostException if the hold was lost before its token was issued
 	 */
 	public static long fencingToken(String lockName) {
-		Map<String, Long> frame = FRAMES.get().peek();
+		Map<String, LongSupplier> frame = FRAMES.get().peek();
 		if (frame != null && frame.containsKey(lockName) && frame.get(lockName) == null) {
 			throw new IllegalStateException("Lock '" + lockName + "' has no fencing token: its backend (Redlock) "
 					+ "cannot issue tokens that are guaranteed to grow");
 		}
-		Long token = (frame != null) ? frame.get(lockName) : null;
+		LongSupplier token = (frame != null) ? frame.get(lockName) : null;
 		if (token == null) {
 			throw new IllegalStateException("The running @DistributedLock method holds no lock '" + lockName + "'"
 					+ ((frame != null) ? "; it holds " + frame.keySet() : ""));
 		}
-		return token;
+		return token.getAsLong();
 	}
 
 	/**
@@ -68,21 +70,22 @@ public final class LockContext {
 	 * @return the lock names; empty if no such method is running on this thread
 	 */
 	public static Set<String> lockNames() {
-		Map<String, Long> frame = FRAMES.get().peek();
+		Map<String, LongSupplier> frame = FRAMES.get().peek();
 		return (frame != null) ? Collections.unmodifiableSet(frame.keySet()) : Set.of();
 	}
 
 	/**
 	 * Enters a method's lock frame; for the interceptor.
-	 * @param tokens lock name to fencing token ({@code null} where the backend offers none)
+	 * @param tokens lock name to what gives its fencing token ({@code null} where the backend offers
+	 * none); asked only when the method asks, as a backend may issue a token on request only
 	 */
-	public static void push(Map<String, Long> tokens) {
+	public static void push(Map<String, LongSupplier> tokens) {
 		FRAMES.get().push(tokens);
 	}
 
 	/** Leaves the innermost frame; for the interceptor. */
 	public static void pop() {
-		Deque<Map<String, Long>> frames = FRAMES.get();
+		Deque<Map<String, LongSupplier>> frames = FRAMES.get();
 		frames.pop();
 		if (frames.isEmpty()) {
 			FRAMES.remove();

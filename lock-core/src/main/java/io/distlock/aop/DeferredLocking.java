@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.LongSupplier;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutorService;
@@ -96,10 +97,10 @@ final class DeferredLocking {
 		}
 
 		/** @param offered whether the registry offers fencing tokens (Redlock's holds have none) */
-		Map<String, Long> tokens(boolean offered) {
-			Map<String, Long> tokens = new LinkedHashMap<>();
+		Map<String, LongSupplier> tokens(boolean offered) {
+			Map<String, LongSupplier> tokens = new LinkedHashMap<>();
 			for (WorkHold hold : this.holds) {
-				tokens.put(hold.lockName(), offered ? hold.fencingToken() : null);
+				tokens.put(hold.lockName(), offered ? hold::fencingToken : null);
 			}
 			return tokens;
 		}

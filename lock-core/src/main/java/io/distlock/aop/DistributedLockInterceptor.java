@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 import org.aopalliance.intercept.MethodInterceptor;
@@ -123,7 +124,7 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
 		List<DistLock> held = new ArrayList<>(names.size());
 		long start = System.nanoTime();
 		Throwable cause;
-		Map<String, Long> tokens;
+		Map<String, LongSupplier> tokens;
 		try {
 			cause = LockOrigin.during(attribute.metricName(), attribute.description(),
 					() -> acquireAll(attribute, names, wait, start, held, (name, left) -> {
@@ -222,11 +223,11 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
 	}
 
 	/** A registry without sound tokens (Redlock) gives none: {@link LockContext} says so when asked. */
-	private static Map<String, Long> fencingTokens(LockRegistry locks, List<DistLock> held) {
+	private static Map<String, LongSupplier> fencingTokens(LockRegistry locks, List<DistLock> held) {
 		boolean offered = locks.offersFencingTokens();
-		Map<String, Long> tokens = new LinkedHashMap<>();
+		Map<String, LongSupplier> tokens = new LinkedHashMap<>();
 		for (DistLock lock : held) {
-			tokens.put(lock.getName(), offered ? lock.getFencingToken() : null);
+			tokens.put(lock.getName(), offered ? lock::getFencingToken : null);
 		}
 		return tokens;
 	}

@@ -191,7 +191,7 @@ final class Attempt {
 	 * moment later.
 	 */
 	void granted(long token) {
-		Hold hold = record(token, null, this.refusedAt + this.placeNanos);
+		Hold hold = record(token, this.ticket, this.refusedAt + this.placeNanos);
 		this.engine.watchdog.extendHandedOver(hold, lease());
 	}
 

@@ -24,7 +24,8 @@ final class Hold {
 
 	final String owner;
 
-	final long token;
+	/** The fencing token; {@link LockBackend.Acquisition#TOKEN_ON_REQUEST} until the owner first asks. */
+	volatile long token;
 
 	/** The backend's id of this hold, passed back on release; may be null. */
 	final String holdId;
@@ -154,8 +155,14 @@ final class Hold {
 		return this.lost.get();
 	}
 
+	/** @return the fencing token, or {@link LockBackend.Acquisition#NO_TOKEN} if none was issued (yet) */
+	long issuedToken() {
+		long token = this.token;
+		return (token == LockBackend.Acquisition.TOKEN_ON_REQUEST) ? LockBackend.Acquisition.NO_TOKEN : token;
+	}
+
 	HoldInfo info() {
-		return new HoldInfo(this.name, this.owner, this.threadName, this.count, this.token, this.since, this.watchdog,
+		return new HoldInfo(this.name, this.owner, this.threadName, this.count, issuedToken(), this.since, this.watchdog,
 				this.lost.get() != null, this.origin, this.renewals.get(), this.logicalName);
 	}
 

@@ -130,7 +130,7 @@ final class HoldTable {
 	}
 
 	LostHold markLost(Hold hold, String reason) {
-		LostHold lost = new LostHold(hold.name, hold.owner, hold.token, this.options.clock().instant(), reason);
+		LostHold lost = new LostHold(hold.name, hold.owner, hold.issuedToken(), this.options.clock().instant(), reason);
 		if (!hold.markLost(lost)) {
 			return hold.lost();
 		}

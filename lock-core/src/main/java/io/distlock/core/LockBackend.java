@@ -78,7 +78,8 @@ public interface LockBackend extends AutoCloseable {
 	 * the owner's place; it stays where it was in line. Other backends ignore the queueing arguments.
 	 * @param queueFor how long the owner stays queued without calling again; zero: do not queue
 	 * @param ticket names this waiting attempt in the hand-off message, so that a message arriving
-	 * late is not taken by a later attempt of the same owner
+	 * late is not taken by a later attempt of the same owner; a hold handed to the attempt has its
+	 * ticket as its {@link Acquisition#holdId()}
 	 * @return the outcome; {@link Acquisition.Status#ACQUIRED} also when the lock was handed over
 	 */
 	default Acquisition acquire(String name, String owner, int heldCount, Duration lease, Duration queueFor,
@@ -122,16 +123,29 @@ public interface LockBackend extends AutoCloseable {
 	}
 
 	/**
-	 * Releases as {@link #release(String, String, int, String)}; {@code token} lets a backend that
-	 * re-sends commands after a reconnect recognise a copy of a release it already applied, so that
-	 * only a hold that is really gone is answered {@link Release#NOT_HELD}.
-	 * @param token the hold's fencing token, or {@link Acquisition#NO_TOKEN}
+	 * Releases as {@link #release(String, String, int, String)}, waiting at most {@code within}. A
+	 * backend that re-sends commands after a reconnect recognises a copy of a release it already
+	 * applied by {@code holdId}, so that only a hold that is really gone is answered {@link Release#NOT_HELD}.
+	 * @param token the hold's fencing token, {@link Acquisition#NO_TOKEN} or {@link Acquisition#TOKEN_ON_REQUEST}
 	 * @param within how long the caller can wait for the answer; {@code null}: the backend's own
 	 * timeout. A backend that cannot bound its calls may take longer.
 	 * @return the outcome
 	 */
 	default Release release(String name, String owner, int heldCount, String holdId, long token, Duration within) {
 		return release(name, owner, heldCount, holdId);
+	}
+
+	/**
+	 * Issues the fencing token of a hold whose acquisition answered {@link Acquisition#TOKEN_ON_REQUEST},
+	 * or returns the one issued before. Issued while the owner still holds the lock, it is above the
+	 * tokens of all the lock's earlier holders.
+	 * @param name the lock's name
+	 * @param owner the owner id
+	 * @param holdId the hold's {@link Acquisition#holdId()}, or {@code null}
+	 * @return the token, or {@link Acquisition#NO_TOKEN} if the owner no longer holds the lock
+	 */
+	default long issueToken(String name, String owner, String holdId) {
+		throw new UnsupportedOperationException(getClass().getSimpleName() + " issues fencing tokens with each acquisition");
 	}
 
 	/**
@@ -180,6 +194,19 @@ public interface LockBackend extends AutoCloseable {
 	AutoCloseable subscribe(String name, Consumer<LockNotice> onNotice);
 
 	/**
+	 * Subscribes as {@link #subscribe(String, Consumer)} for the owners of one client: a backend that
+	 * {@linkplain #queuesWaiters() queues waiters} may deliver a {@link LockNotice.Granted} only to the
+	 * client whose owner it is for, instead of to every client waiting for the lock.
+	 * @param name the lock's name
+	 * @param clientId the client id of the owners waiting here (an owner id is {@code clientId:...})
+	 * @param onNotice called (on any thread, quickly) with each notice
+	 * @return the subscription, or {@code null} if this backend announces nothing
+	 */
+	default AutoCloseable subscribe(String name, String clientId, Consumer<LockNotice> onNotice) {
+		return subscribe(name, onNotice);
+	}
+
+	/**
 	 * Checks that the backend answers, without taking any lock.
 	 * @return whether it is usable, with details (per server where there are several)
 	 */
@@ -208,7 +235,8 @@ public interface LockBackend extends AutoCloseable {
 	/**
 	 * The outcome of {@link #acquire}.
 	 * @param status what happened
-	 * @param token the fencing token when acquired, or {@link #NO_TOKEN} if the backend offers none;
+	 * @param token the fencing token when acquired, {@link #NO_TOKEN} if the backend offers none, or
+	 * {@link #TOKEN_ON_REQUEST} if it issues one only when asked;
 	 * when held by another, the last token handed out then (see {@link #heldByOther(Duration, long)})
 	 * @param ttl the other holder's remaining lease when {@link Status#HELD_BY_OTHER}
 	 * @param validity when acquired, how long from the start of the call the hold is guaranteed
@@ -220,6 +248,12 @@ public interface LockBackend extends AutoCloseable {
 
 		/** The token of a backend that cannot issue sound fencing tokens. */
 		public static final long NO_TOKEN = -1;
+
+		/**
+		 * The token of a hold whose backend issues it only when asked ({@link LockBackend#issueToken}):
+		 * most holders never ask, and every token costs the backend a counter update.
+		 */
+		public static final long TOKEN_ON_REQUEST = -2;
 
 		/** What an acquisition found. */
 		public enum Status {

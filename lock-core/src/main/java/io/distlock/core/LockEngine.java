@@ -10,6 +10,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.ForkJoinWorkerThread;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -20,6 +21,7 @@ import org.slf4j.LoggerFactory;
 import io.distlock.DistLock;
 import io.distlock.HoldInfo;
 import io.distlock.LockBackendException;
+import io.distlock.LockLostException;
 import io.distlock.LockRegistry;
 import io.distlock.LockRegistryStats;
 import io.distlock.WorkHold;
@@ -68,8 +70,12 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 	/** How long unlock() waits for the backend beyond the hold's confirmed lease. */
 	static final Duration RELEASE_MIN_WAIT = Duration.ofSeconds(1);
 
-	/** Numbers this client's waiting attempts (with the owner id, a hand-off names exactly one). */
-	final AtomicLong tickets = new AtomicLong();
+	/**
+	 * Numbers this client's attempts (with the owner id, a hand-off names exactly one, and a release
+	 * names the hold it ends). It starts at a random number: a client restarted with the same client
+	 * id must not reuse the tickets of its previous run, whose release markers live on for 15 s.
+	 */
+	final AtomicLong tickets = new AtomicLong(ThreadLocalRandom.current().nextLong(1L << 40));
 
 	final LockBackend backend;
 
@@ -433,7 +439,33 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 					+ "issue tokens that are guaranteed to grow (Redlock's masters count independently and forget on "
 					+ "restart). Use a single Redis or Cluster lock where the protected resource needs tokens.");
 		}
+		if (hold.token == Acquisition.TOKEN_ON_REQUEST) {
+			hold.token = issueToken(hold);
+		}
 		return hold.token;
+	}
+
+	/** The first request for a hold's token: the backend issues it only if the hold is still there. */
+	private long issueToken(Hold hold) {
+		if (hold.lost() != null) {
+			throw new LockLostException(hold.lost());
+		}
+		long token;
+		try {
+			token = this.backend.issueToken(hold.name, hold.owner, hold.holdId);
+		}
+		catch (RuntimeException ex) {
+			if (ex instanceof LockBackendException) {
+				throw ex;
+			}
+			throw new LockBackendException(hold.name,
+					"Lock '" + hold.name + "': no fencing token could be issued: " + this.backend.explain(ex), ex);
+		}
+		if (token == Acquisition.NO_TOKEN) {
+			// The hold is gone: a token now might be above the next holder's, and must not be used.
+			throw new LockLostException(this.holds.markLost(hold, "the backend no longer had the hold when its fencing token was asked for"));
+		}
+		return token;
 	}
 
 	private void renewalFailed(List<Hold> holds, RuntimeException cause) {

@@ -25,6 +25,8 @@ final class ReleaseWaits {
 
 	private final LockBackend backend;
 
+	private final String clientId;
+
 	private final String ownOwnerPrefix;
 
 	private final Map<String, WaitingRoom> rooms = new HashMap<>();
@@ -37,6 +39,7 @@ final class ReleaseWaits {
 
 	ReleaseWaits(LockBackend backend, String clientId) {
 		this.backend = backend;
+		this.clientId = clientId;
 		this.ownOwnerPrefix = clientId + ":";
 		this.subscriptions = Executors.newSingleThreadExecutor(runnable -> {
 			Thread thread = new Thread(runnable, "distlock-subscriber-" + clientId.substring(0, Math.min(8, clientId.length())));
@@ -75,7 +78,7 @@ final class ReleaseWaits {
 		Waiter waiter = room.join(owner, ticket, onWake);
 		if (first) {
 			WaitingRoom subscribing = room;
-			inBackground(() -> subscribing.subscribe(this.backend, this.ownOwnerPrefix));
+			inBackground(() -> subscribing.subscribe(this.backend, this.clientId, this.ownOwnerPrefix));
 		}
 		return waiter;
 	}

@@ -148,10 +148,10 @@ final class WaitingRoom {
 		}
 	}
 
-	void subscribe(LockBackend backend, String ownOwnerPrefix) {
+	void subscribe(LockBackend backend, String clientId, String ownOwnerPrefix) {
 		AutoCloseable result = null;
 		try {
-			result = backend.subscribe(this.name, notice -> onNotice(notice, ownOwnerPrefix));
+			result = backend.subscribe(this.name, clientId, notice -> onNotice(notice, ownOwnerPrefix));
 		}
 		catch (RuntimeException ex) {
 			log.warn("Could not subscribe to releases of lock '{}'; its waiters poll instead: {}",

@@ -20,6 +20,8 @@ final class LockScripts {
 
 	static final RedisScript<Long> RELEASE = load("release.lua", Long.class);
 
+	static final RedisScript<Long> TOKEN = load("token.lua", Long.class);
+
 	static final RedisScript<Long> ABANDON = load("abandon.lua", Long.class);
 
 	@SuppressWarnings("rawtypes")

@@ -40,18 +40,23 @@ record RedisKeys(String prefix, boolean cluster) {
 	List<String> scriptKeys(String name) {
 		String lock = lock(name);
 		String queueBase = queueBase(name, lock);
-		return java.util.List.of(lock, fencingCounter(name), queueBase + ":queue", queueBase + ":queued");
+		return List.of(lock, fencingCounter(name), queueBase + ":queue", queueBase + ":queued");
 	}
 
 	/**
-	 * The keys of {@code release.lua}: those of {@link #scriptKeys(String)} and the release marker,
-	 * which lets a release re-sent after a reconnect recognise that it was applied already.
+	 * The keys of {@code release.lua}: those of {@link #scriptKeys(String)} and the owner's release
+	 * marker, which lets a release re-sent after a reconnect recognise that it was applied already.
 	 */
-	List<String> releaseKeys(String name) {
+	List<String> releaseKeys(String name, String owner) {
 		String lock = lock(name);
 		String queueBase = queueBase(name, lock);
-		return java.util.List.of(lock, fencingCounter(name), queueBase + ":queue", queueBase + ":queued",
-				queueBase + ":released-hold");
+		return List.of(lock, fencingCounter(name), queueBase + ":queue", queueBase + ":queued",
+				queueBase + ":released:" + owner);
+	}
+
+	/** The keys of {@code token.lua}: the lock hash and its fencing counter. */
+	List<String> tokenKeys(String name) {
+		return List.of(lock(name), fencingCounter(name));
 	}
 
 	/**
@@ -89,6 +94,14 @@ record RedisKeys(String prefix, boolean cluster) {
 	/** The cluster slot of the lock's keys. */
 	int slot(String name) {
 		return ClusterSlotTags.slot(lock(name));
+	}
+
+	/**
+	 * The start of every client's hand-off channel: release.lua publishes a hand-off on the channel
+	 * of the client whose owner it is for, this followed by the client id.
+	 */
+	String grantChannelPrefix() {
+		return this.prefix + ":grants:";
 	}
 
 	/** A channel that keeps the subscription connection subscribed while no lock has waiters. */

@@ -60,6 +60,9 @@ public final class RedisLockBackend implements LockBackend {
 	/** The restart grace in ms, as acquire.lua takes it. */
 	private final String restartGrace;
 
+	/** The start of every client's hand-off channel (see {@code release.lua}). */
+	private final String grantChannelPrefix;
+
 	/** At most how long a hold handed to a queued owner lasts before that owner extends it. */
 	private static final String HAND_OFF_LEASE = String.valueOf(QUEUE_PLACE.toMillis());
 
@@ -110,6 +113,7 @@ public final class RedisLockBackend implements LockBackend {
 			log.info("distlock: no restart grace on Redis Cluster (a slot's first lock cannot be told from lost "
 					+ "data); run the cluster with persistence");
 		}
+		this.grantChannelPrefix = this.keys.grantChannelPrefix();
 		this.restartGrace = this.keys.cluster() ? "0" : String.valueOf(Math.max(0, restartGrace.toMillis()));
 		this.redis = new StringRedisTemplate(connectionFactory);
 		// Otherwise every script call wraps the connection in a close-suppressing JDK proxy.
@@ -164,7 +168,7 @@ public final class RedisLockBackend implements LockBackend {
 			String attemptId) {
 		String attempt = (attemptId != null) ? attemptId : "";
 		return this.direct.<List<?>>callAsync(LockScripts.ACQUIRE, ScriptOutputType.MULTI, this.keys.scriptKeys(name),
-				owner, String.valueOf(lease.toMillis()), String.valueOf(heldCount), attempt, "0", "", this.restartGrace)
+				owner, String.valueOf(lease.toMillis()), String.valueOf(heldCount), attempt, "0", this.restartGrace)
 			.thenApply(reply -> acquisition(reply, name, lease, attempt));
 	}
 
@@ -174,9 +178,9 @@ public final class RedisLockBackend implements LockBackend {
 	 * @return the outcome, when Redis answers
 	 */
 	public CompletableFuture<Release> releaseAsync(String name, String owner, int heldCount, String holdId) {
-		return this.direct.<Long>callAsync(LockScripts.RELEASE, ScriptOutputType.INTEGER, this.keys.releaseKeys(name),
-				owner, String.valueOf(heldCount), this.keys.releaseChannel(name), "", (holdId != null) ? holdId : "",
-				HAND_OFF_LEASE, "")
+		return this.direct.<Long>callAsync(LockScripts.RELEASE, ScriptOutputType.INTEGER,
+				this.keys.releaseKeys(name, owner), owner, String.valueOf(heldCount), this.keys.releaseChannel(name), "",
+				(holdId != null) ? holdId : "", HAND_OFF_LEASE, this.grantChannelPrefix, this.restartGrace)
 			.thenApply(reply -> release(reply, name));
 	}
 
@@ -323,19 +327,25 @@ public final class RedisLockBackend implements LockBackend {
 		return acquire(name, owner, heldCount, lease, attemptId, Duration.ZERO, "");
 	}
 
+	/**
+	 * @param attemptId Redlock's id of the attempt, or empty
+	 * @param ticket the engine's id of the attempt, or empty: either is the hold's id
+	 */
 	private Acquisition acquire(String name, String owner, int heldCount, Duration lease, String attemptId,
 			Duration queueFor, String ticket) {
+		String attempt = (attemptId != null && !attemptId.isEmpty()) ? attemptId : (ticket != null) ? ticket : "";
 		List<?> reply = eval(LockScripts.ACQUIRE, ScriptOutputType.MULTI, this.keys.scriptKeys(name), owner,
-				String.valueOf(lease.toMillis()), String.valueOf(heldCount), (attemptId != null) ? attemptId : "",
-				String.valueOf(queueFor.toMillis()), (ticket != null) ? ticket : "", this.restartGrace);
-		return acquisition(reply, name, lease, attemptId);
+				String.valueOf(lease.toMillis()), String.valueOf(heldCount), attempt, String.valueOf(queueFor.toMillis()),
+				this.restartGrace);
+		return acquisition(reply, name, lease, attempt);
 	}
 
-	private static Acquisition acquisition(List<?> reply, String name, Duration lease, String attemptId) {
+	/** @param attempt the attempt's id, which becomes the hold's id; empty for none */
+	private static Acquisition acquisition(List<?> reply, String name, Duration lease, String attempt) {
 		long status = number(reply, 0, name);
 		long value = number(reply, 1, name);
 		if (status == 1) {
-			return Acquisition.acquired(value, lease, attemptId);
+			return Acquisition.acquired(value, lease, attempt.isEmpty() ? null : attempt);
 		}
 		if (status == 0) {
 			return Acquisition.heldByOther(Duration.ofMillis(value), (reply.size() > 2) ? number(reply, 2, name) : 0);
@@ -365,10 +375,21 @@ public final class RedisLockBackend implements LockBackend {
 	 */
 	@Override
 	public Release release(String name, String owner, int heldCount, String holdId, long token, Duration within) {
-		Long reply = eval(LockScripts.RELEASE, ScriptOutputType.INTEGER, this.keys.releaseKeys(name), within, owner,
-				String.valueOf(heldCount), this.keys.releaseChannel(name), "", (holdId != null) ? holdId : "",
-				HAND_OFF_LEASE, (token != Acquisition.NO_TOKEN) ? String.valueOf(token) : "");
+		Long reply = eval(LockScripts.RELEASE, ScriptOutputType.INTEGER, this.keys.releaseKeys(name, owner), within,
+				owner, String.valueOf(heldCount), this.keys.releaseChannel(name), "", (holdId != null) ? holdId : "",
+				HAND_OFF_LEASE, this.grantChannelPrefix, this.restartGrace);
 		return release(reply, name);
+	}
+
+	/** Issues the token with {@code token.lua}, on the hold's first request for it. */
+	@Override
+	public long issueToken(String name, String owner, String holdId) {
+		Long reply = eval(LockScripts.TOKEN, ScriptOutputType.INTEGER, this.keys.tokenKeys(name), owner,
+				(holdId != null) ? holdId : "", this.restartGrace);
+		if (reply == null) {
+			throw new IllegalStateException("Redis returned no reply to the fencing token request of lock '" + name + "'");
+		}
+		return (reply < 0) ? Acquisition.NO_TOKEN : reply;
 	}
 
 	private static Release release(Long reply, String name) {
@@ -390,12 +411,12 @@ public final class RedisLockBackend implements LockBackend {
 	public void leaveQueue(String name, String owner, String ticket, boolean passOnHandOff) {
 		String mode = passOnHandOff ? "leave" : "dequeue";
 		if (this.direct.ready()) {
-			this.direct.callBriefly(LockScripts.RELEASE, ScriptOutputType.INTEGER, this.keys.releaseKeys(name),
-					LEAVE_REPLY_WAIT, owner, "0", this.keys.releaseChannel(name), mode, "", HAND_OFF_LEASE, ticket);
+			this.direct.callBriefly(LockScripts.RELEASE, ScriptOutputType.INTEGER, this.keys.releaseKeys(name, owner),
+					LEAVE_REPLY_WAIT, owner, "0", this.keys.releaseChannel(name), mode, ticket, HAND_OFF_LEASE, this.grantChannelPrefix, this.restartGrace);
 			return;
 		}
-		this.leaves.execute(() -> this.redis.execute(LockScripts.RELEASE, this.keys.releaseKeys(name), owner, "0",
-				this.keys.releaseChannel(name), mode, "", HAND_OFF_LEASE, ticket));
+		this.leaves.execute(() -> this.redis.execute(LockScripts.RELEASE, this.keys.releaseKeys(name, owner), owner, "0",
+				this.keys.releaseChannel(name), mode, ticket, HAND_OFF_LEASE, this.grantChannelPrefix, this.restartGrace));
 	}
 
 	/**
@@ -511,7 +532,17 @@ public final class RedisLockBackend implements LockBackend {
 
 	@Override
 	public AutoCloseable subscribe(String name, Consumer<LockNotice> onNotice) {
-		return this.subscriber.subscribe(this.keys.releaseChannel(name), onNotice);
+		return this.subscriber.subscribe(this.keys.releaseChannel(name), null, onNotice);
+	}
+
+	/**
+	 * Subscribes to the lock's channel, and to the client's own hand-off channel, on which release.lua
+	 * announces a hand-off to one of the client's owners: with many clients waiting for one lock,
+	 * each hand-off wakes only the client it is for.
+	 */
+	@Override
+	public AutoCloseable subscribe(String name, String clientId, Consumer<LockNotice> onNotice) {
+		return this.subscriber.subscribe(this.keys.releaseChannel(name), this.grantChannelPrefix + clientId, onNotice);
 	}
 
 	@Override

@@ -26,6 +26,10 @@ import io.distlock.core.LockNotice;
  * the order the callbacks were added and removed; otherwise a late UNSUBSCRIBE of a finished wait
  * could cancel the SUBSCRIBE of a new one. An anchor channel stays subscribed so the connection
  * is not closed whenever no lock has waiters.
+ *
+ * <p>Hand-offs arrive on the client's own channel (release.lua publishes each on the channel of the
+ * client whose owner it is for), naming the lock's channel; they are passed to that lock's
+ * listeners. A client's hand-off channel stays subscribed once its first waiter subscribed.
  */
 final class RedisReleaseSubscriber implements MessageListener, AutoCloseable {
 
@@ -43,6 +47,9 @@ final class RedisReleaseSubscriber implements MessageListener, AutoCloseable {
 
 	private final Map<String, Set<Consumer<LockNotice>>> callbacks = new ConcurrentHashMap<>();
 
+	/** The hand-off channels of this backend's clients, subscribed for good. */
+	private final Set<String> grantChannels = ConcurrentHashMap.newKeySet();
+
 	/**
 	 * Interruptible, unlike a monitor: a SUBSCRIBE stalled on an unresponsive server must not keep
 	 * other waiters past the deadline at which their acquisition is cut off.
@@ -59,10 +66,12 @@ final class RedisReleaseSubscriber implements MessageListener, AutoCloseable {
 	}
 
 	/**
-	 * Passes the body of every message on {@code channel} to {@code onMessage} until the returned handle is
-	 * closed. Returns once the server has confirmed the subscription.
+	 * Passes every notice on {@code channel}, and every hand-off for it on {@code grantChannel}, to
+	 * {@code onMessage} until the returned handle is closed. Returns once the server has confirmed
+	 * the subscription.
+	 * @param grantChannel the hand-off channel of the waiting client, or {@code null}
 	 */
-	AutoCloseable subscribe(String channel, Consumer<LockNotice> onMessage) {
+	AutoCloseable subscribe(String channel, String grantChannel, Consumer<LockNotice> onMessage) {
 		lockInterruptibly();
 		try {
 			if (this.closed) {
@@ -70,12 +79,22 @@ final class RedisReleaseSubscriber implements MessageListener, AutoCloseable {
 			}
 			Set<Consumer<LockNotice>> listeners = this.callbacks.computeIfAbsent(channel, key -> new CopyOnWriteArraySet<>());
 			listeners.add(onMessage);
-			if (listeners.size() == 1) {
+			// Known before SUBSCRIBE is sent, so that a hand-off arriving at once is read as one; kept for good.
+			boolean newGrantChannel = grantChannel != null && this.grantChannels.add(grantChannel);
+			if (listeners.size() == 1 || newGrantChannel) {
 				try {
-					subscription().subscribe(bytes(channel));
+					// One SUBSCRIBE for both.
+					subscription().subscribe(newGrantChannel ? new byte[][] { bytes(channel), bytes(grantChannel) }
+							: new byte[][] { bytes(channel) });
 				}
 				catch (RuntimeException ex) {
-					this.callbacks.remove(channel);
+					if (newGrantChannel) {
+						this.grantChannels.remove(grantChannel);
+					}
+					listeners.remove(onMessage);
+					if (listeners.isEmpty()) {
+						this.callbacks.remove(channel);
+					}
 					throw ex;
 				}
 			}
@@ -119,14 +138,34 @@ final class RedisReleaseSubscriber implements MessageListener, AutoCloseable {
 				closeQuietly(this.connection);
 			}
 			this.connection = this.connectionFactory.getConnection();
-			this.connection.subscribe(this, this.anchorChannel);
+			byte[][] channels = new byte[this.grantChannels.size() + 1][];
+			channels[0] = this.anchorChannel;
+			int i = 1;
+			for (String grantChannel : this.grantChannels) {
+				channels[i++] = bytes(grantChannel);
+			}
+			this.connection.subscribe(this, channels);
 		}
 		return this.connection.getSubscription();
 	}
 
 	/**
+	 * Reads a hand-off published on a client's channel: {@code grant <token> <owner> <ticket> <lock
+	 * channel>} (the lock's channel last, as lock names may hold spaces).
+	 * @return the lock's channel and the notice, or {@code null} if this version cannot read it
+	 */
+	static Map.Entry<String, LockNotice> grant(String message) {
+		String[] parts = message.split(" ", 5);
+		if (parts.length == 5 && message.startsWith(GRANT_PREFIX)) {
+			LockNotice notice = notice(String.join(" ", parts[0], parts[1], parts[2], parts[3]));
+			return Map.entry(parts[4], notice);
+		}
+		return null;
+	}
+
+	/**
 	 * Reads what the scripts publish: {@code released} (release.lua), {@code grant <token> <owner>
-	 * <ticket>} (release.lua, a hand-off), or the owner id of an abandoned attempt (abandon.lua).
+	 * <ticket>} (a hand-off), or the owner id of an abandoned attempt (abandon.lua).
 	 */
 	static LockNotice notice(String message) {
 		if (message.startsWith(GRANT_PREFIX)) {
@@ -142,10 +181,26 @@ final class RedisReleaseSubscriber implements MessageListener, AutoCloseable {
 
 	@Override
 	public void onMessage(Message message, byte[] pattern) {
-		Set<Consumer<LockNotice>> listeners = this.callbacks.get(new String(message.getChannel(), StandardCharsets.UTF_8));
+		String channel = new String(message.getChannel(), StandardCharsets.UTF_8);
+		String body = new String(message.getBody(), StandardCharsets.UTF_8);
+		LockNotice notice;
+		if (this.grantChannels.contains(channel)) {
+			Map.Entry<String, LockNotice> grant = grant(body);
+			if (grant == null) {
+				log.debug("Unreadable hand-off message on {}: {}", channel, body);
+				return;
+			}
+			channel = grant.getKey();
+			notice = grant.getValue();
+		}
+		else {
+			notice = notice(body);
+		}
+		// No listeners: the waiter is gone, and its leaving passes the hold on (LockBackend#leaveQueue).
+		Set<Consumer<LockNotice>> listeners = this.callbacks.get(channel);
 		if (listeners != null) {
-			LockNotice notice = notice(new String(message.getBody(), StandardCharsets.UTF_8));
-			listeners.forEach(listener -> listener.accept(notice));
+			LockNotice delivered = notice;
+			listeners.forEach(listener -> listener.accept(delivered));
 		}
 	}
 
@@ -155,6 +210,7 @@ final class RedisReleaseSubscriber implements MessageListener, AutoCloseable {
 		try {
 			this.closed = true;
 			this.callbacks.clear();
+			this.grantChannels.clear();
 			if (this.connection != null) {
 				closeQuietly(this.connection);
 				this.connection = null;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -15,12 +16,14 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 import io.distlock.DistLock;
@@ -87,7 +90,66 @@ class RedisFairHandOffTest {
 		}
 		assertThat(order).containsExactly("b", "c", "d", "e");
 		assertThat(tokens).isSorted().doesNotHaveDuplicates().allSatisfy(token -> assertThat(token).isGreaterThan(firstToken));
+		// Hand-offs write the counter, so later tokens rest on it, not on a clock a failover may set back.
+		assertThat(this.redis.opsForValue().get("distlock:fencing")).isEqualTo(Long.toString(tokens.get(3)));
 		assertThat(lockState("fifo")).isEmpty();
+	}
+
+	/**
+	 * A hand-off is announced on the channel of the client whose owner it is for: with four clients
+	 * waiting, each hand-off reaches one client and none is broadcast on the lock's channel. Each
+	 * waiter takes its hand-off from that message: without it, it would learn of the hand-off only
+	 * when it calls again, half its place's time (2 s) after its last call.
+	 */
+	@Test
+	void eachHandOffIsAnnouncedOnlyToTheClientItIsFor() throws Exception {
+		List<String[]> published = new CopyOnWriteArrayList<>();
+		RedisConnection observer = this.clients.connectionFactory().getConnection();
+		observer.pSubscribe((message, pattern) -> published.add(new String[] {
+				new String(message.getChannel(), StandardCharsets.UTF_8), new String(message.getBody(), StandardCharsets.UTF_8) }),
+				"distlock:*".getBytes(StandardCharsets.UTF_8));
+		try {
+			DistLock holder = this.clients.registry(Duration.ofSeconds(30)).getLock("one-client");
+			holder.lock();
+			List<String> clientIds = new ArrayList<>();
+			List<Future<Long>> waiters = new ArrayList<>();
+			AtomicLong releasedAt = new AtomicLong();
+			for (int i = 0; i < 4; i++) {
+				RedisLockRegistry registry = this.clients.registry(Duration.ofSeconds(30));
+				clientIds.add(registry.options().clientId());
+				DistLock lock = registry.getLock("one-client");
+				long queuedBefore = queueLength("one-client");
+				waiters.add(this.threads.submit(() -> {
+					lock.lock();
+					long waitedSinceTheRelease = System.nanoTime() - releasedAt.get();
+					releasedAt.set(System.nanoTime());
+					lock.unlock();
+					return waitedSinceTheRelease;
+				}));
+				await().atMost(Duration.ofSeconds(10)).until(() -> queueLength("one-client") == queuedBefore + 1);
+			}
+			releasedAt.set(System.nanoTime());
+			holder.unlock();
+			for (Future<Long> waiter : waiters) {
+				assertThat(Duration.ofNanos(waiter.get(20, TimeUnit.SECONDS))).as("taken from the message")
+					.isLessThan(Duration.ofMillis(1500));
+			}
+			await().atMost(Duration.ofSeconds(5)).until(() -> published.stream().anyMatch(m -> m[1].equals("released")));
+			List<String> grantChannels = published.stream().filter(m -> m[1].startsWith("grant ")).map(m -> m[0]).toList();
+			assertThat(grantChannels).as("one hand-off to each waiting client, on that client's channel")
+				.containsExactlyElementsOf(clientIds.stream().map(id -> "distlock:grants:" + id).toList());
+			assertThat(published).filteredOn(m -> m[0].equals("distlock:{one-client}:released"))
+				.extracting(m -> m[1])
+				.containsExactly("released");
+			for (String[] grant : published.stream().filter(m -> m[1].startsWith("grant ")).toList()) {
+				String owner = grant[1].split(" ")[2];
+				assertThat(grant[0]).isEqualTo("distlock:grants:" + owner.substring(0, owner.indexOf(':')));
+				assertThat(grant[1]).endsWith(" distlock:{one-client}:released");
+			}
+		}
+		finally {
+			observer.close();
+		}
 	}
 
 	@Test
@@ -219,10 +281,10 @@ class RedisFairHandOffTest {
 		assertThat(this.redis.hasKey("distlock:{closing}")).as("freed, not handed to the closed client").isFalse();
 	}
 
-	/** The lock's keys but its release marker, which lapses by itself after 15 s. */
+	/** The lock's keys but its owners' release markers, which lapse by themselves after 15 s. */
 	private Set<String> lockState(String name) {
 		Set<String> keys = new TreeSet<>(this.redis.keys("distlock:{" + name + "}*"));
-		keys.remove("distlock:{" + name + "}:released-hold");
+		keys.removeIf(key -> key.startsWith("distlock:{" + name + "}:released:"));
 		return keys;
 	}
 

@@ -105,7 +105,7 @@ class RedisKeysProperties {
 	/** Every key a script of the lock touches: acquire's, release's and the abandon script's. */
 	private static Set<String> allKeys(RedisKeys keys, String name) {
 		Set<String> all = new LinkedHashSet<>(keys.scriptKeys(name));
-		all.addAll(keys.releaseKeys(name));
+		all.addAll(keys.releaseKeys(name, "client-1:42"));
 		all.add(keys.lock(name));
 		// The fencing counter is shared on purpose: one for the key space, or one per slot.
 		all.remove(keys.fencingCounter(name));

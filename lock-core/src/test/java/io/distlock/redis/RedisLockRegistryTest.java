@@ -66,13 +66,81 @@ class RedisLockRegistryTest {
 		lock.lock();
 		Map<Object, Object> hash = this.redis.opsForHash().entries("distlock:{order:42}");
 		String owner = registry.options().clientId() + ":" + Thread.currentThread().getId();
-		// ':ticket' names the attempt that took the hold: only that attempt's clean-up may give it back.
-		assertThat(hash).containsEntry(owner, "2").containsEntry(":token", Long.toString(lock.getFencingToken()))
-			.containsKey(":ticket").hasSize(3);
+		// ':attempt' names the attempt that took the hold: only that attempt's release or clean-up may
+		// give it back. No fencing token until the holder asks for one: most never do.
+		assertThat(hash).containsEntry(owner, "2").containsKey(":attempt").hasSize(2);
+		long token = lock.getFencingToken();
+		assertThat(this.redis.opsForHash().entries("distlock:{order:42}")).containsEntry(":token", Long.toString(token))
+			.hasSize(3);
+		assertThat(lock.getFencingToken()).as("asked again: the same token, not a new one").isEqualTo(token);
 		assertThat(this.redis.getExpire("distlock:{order:42}", TimeUnit.MILLISECONDS)).isBetween(20_000L, 30_000L);
 		lock.unlock();
 		lock.unlock();
 		assertThat(this.redis.hasKey("distlock:{order:42}")).isFalse();
+	}
+
+	/**
+	 * Tokens are issued when a holder first asks: a hold that never asks leaves the fencing counter
+	 * as it was, and a hold lost before it asks gets none (its token could be above the next holder's).
+	 */
+	@Test
+	void aFencingTokenIsIssuedOnRequestAndNeverToAHoldThatIsGone() {
+		RedisLockRegistry registry = this.clients.registry(Duration.ofSeconds(30));
+		DistLock lock = registry.getLock("tokens");
+		lock.lock();
+		lock.unlock();
+		assertThat(this.redis.hasKey("distlock:fencing")).as("nobody asked for a token").isFalse();
+		lock.lock();
+		long token = lock.getFencingToken();
+		assertThat(this.redis.opsForValue().get("distlock:fencing")).isEqualTo(Long.toString(token));
+		lock.unlock();
+
+		lock.lock();
+		this.redis.delete("distlock:{tokens}");
+		assertThatThrownBy(lock::getFencingToken).isInstanceOf(LockLostException.class);
+		assertThat(this.redis.opsForValue().get("distlock:fencing")).as("no token issued to a hold that is gone")
+			.isEqualTo(Long.toString(token));
+		assertThatThrownBy(lock::unlock).isInstanceOf(LockLostException.class);
+
+		lock.lock();
+		assertThat(lock.getFencingToken()).as("the next holder's token").isGreaterThan(token);
+		lock.unlock();
+	}
+
+	/**
+	 * A grace started by a client configured with one is served by every client, including one
+	 * configured without (the counter is read on every first acquisition).
+	 */
+	@Test
+	void aRestartGraceIsServedByClientsConfiguredWithoutOne() {
+		RedisLockBackend withGrace = new RedisLockBackend(this.clients.connectionFactory(), "distlock", Duration.ofSeconds(30));
+		RedisLockBackend withoutGrace = new RedisLockBackend(this.clients.connectionFactory(), "distlock");
+		assertThat(this.redis.hasKey("distlock:fencing")).isFalse();
+		assertThat(withGrace.acquire("grace", "a:1", 0, Duration.ofSeconds(30)).status())
+			.as("the counter is missing: the server may have lost its data").isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		assertThat(withoutGrace.acquire("grace", "b:1", 0, Duration.ofSeconds(30)).status())
+			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		assertThat(withoutGrace.acquire("other", "b:1", 0, Duration.ofSeconds(30)).status())
+			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		withGrace.close();
+		withoutGrace.close();
+	}
+
+	/**
+	 * During a rolling upgrade a hold may have been handed over by an earlier distlock, which names
+	 * the attempt ':ticket': its new holder can still release it and ask for its token.
+	 */
+	@Test
+	void aHoldHandedOverByAnEarlierVersionCanBeReleased() {
+		RedisLockBackend backend = new RedisLockBackend(this.clients.connectionFactory(), "distlock");
+		this.redis.opsForHash().putAll("distlock:{legacy}", Map.of("c:1", "1", ":token", "42", ":ticket", "t7"));
+		this.redis.expire("distlock:{legacy}", Duration.ofSeconds(30));
+		assertThat(backend.issueToken("legacy", "c:1", "t7")).isEqualTo(42);
+		assertThat(backend.issueToken("legacy", "c:1", "t8")).as("another attempt's").isEqualTo(Acquisition.NO_TOKEN);
+		assertThat(backend.release("legacy", "c:1", 1, "t8")).as("another attempt's").isEqualTo(Release.NOT_HELD);
+		assertThat(backend.release("legacy", "c:1", 1, "t7")).isEqualTo(Release.RELEASED);
+		assertThat(this.redis.hasKey("distlock:{legacy}")).isFalse();
+		backend.close();
 	}
 
 	@Test
