@@ -67,10 +67,16 @@ public final class LockBenchmarks {
 		Map<String, MemoryScenario.Result> memory = new LinkedHashMap<>();
 		Map<String, ReactiveScenario.Result> reactive = new LinkedHashMap<>();
 		Map<String, Result> zkUncontended = new LinkedHashMap<>();
+		Map<Integer, Map<String, Result>> byClients = new java.util.TreeMap<>();
 		Map<String, Result> zkContended = new LinkedHashMap<>();
 		Map<String, Result> zkEnsemble = new LinkedHashMap<>();
 		try (RedisServerProcess redis = RedisServerProcess.start()) {
-			List<Contender> contenders = Contenders.all(redis.host(), redis.port());
+			// -Dbench.only=distlock,naive narrows a run to some libraries (e.g. under a profiler).
+			String only = System.getProperty("bench.only", "");
+			List<Contender> contenders = Contenders.all(redis.host(), redis.port())
+				.stream()
+				.filter(contender -> only.isEmpty() || List.of(only.split(",")).contains(contender.name()))
+				.toList();
 			// Whoever runs first would pay the JVM's warm-up of the shared stack (Lettuce, Spring,
 			// Netty) alone; one discarded pass over every library levels that.
 			for (Contender contender : contenders) {
@@ -79,7 +85,7 @@ public final class LockBenchmarks {
 			}
 			for (Contender contender : contenders) {
 				if (selected.test("uncontended")) {
-					uncontended.put(contender.name(), uncontended(contender, 4, warmup, duration));
+					uncontended.put(contender.name(), uncontended(contender, 4, warmup, duration, new CostMeter(redis)));
 					redis.command("FLUSHALL");
 				}
 			}
@@ -98,7 +104,17 @@ public final class LockBenchmarks {
 					redis.command("FLUSHALL");
 				}
 			}
-			// Opt-in: named explicitly, not part of "all".
+			// Opt-in: named explicitly, not part of "all". One key, 2 threads per client, 1 to 16 clients.
+			if (scenarios.contains("clients")) {
+				for (int clientCount : new int[] { 1, 4, 16 }) {
+					for (Contender contender : contenders) {
+						Result result = contended(contender, redis, warmup, duration, clientCount, 2 * clientCount,
+								new CostMeter(redis));
+						byClients.computeIfAbsent(clientCount, count -> new LinkedHashMap<>()).put(contender.name(), result);
+						redis.command("FLUSHALL");
+					}
+				}
+			}
 			if (scenarios.contains("reactive")) {
 				reactive.put("distlock", ReactiveScenario.distlock(redis.host(), redis.port(), warmup, duration));
 				redis.command("FLUSHALL");
@@ -148,6 +164,23 @@ public final class LockBenchmarks {
 		}
 		report.add("Scenario 1, uncontended: 4 threads, a key each, lock()+unlock() pairs; one client");
 		pairTable(report, uncontended);
+		costTable(report, "uncontended", "pair", uncontended);
+		if (!byClients.isEmpty()) {
+			report.add("Scenario 8, clients: one key, 2 threads per client; per acquisition what Redis sent (replies and pub/sub)");
+			report.add(String.format(Locale.ROOT, "%-14s %8s %10s %12s %12s %10s %12s", "library", "clients", "acq/s",
+					"connections", "reply B/acq", "redis us", "handoff p50"));
+			byClients.forEach((clientCount, results) -> results.forEach((name, result) -> {
+				report.add(String.format(Locale.ROOT, "%-14s %8d %10.0f %12d %12.0f %10.1f %9d us", name, clientCount,
+						result.opsPerSecond(), result.connections(), result.costs().replyBytes(), result.costs().redisCpuMicros(),
+						micros(result.handoff(), 50)));
+			}));
+			byClients.forEach((clientCount, results) -> results.forEach((name, result) -> report.add(String.format(Locale.ROOT,
+					"RESULT scenario=clients lib=%s clients=%d acqPerSec=%.0f connections=%d replyBytesPerAcq=%.0f redisCpuUs=%.1f handoffP50us=%d fairness=%.2f",
+					name, clientCount, result.opsPerSecond(), result.connections(), result.costs().replyBytes(),
+					result.costs().redisCpuMicros(), micros(result.handoff(), 50), result.fairness()))));
+			Charts.clients(byClients);
+		}
+		Charts.costs(uncontended);
 		report.add("Scenario 2, contended: 8 threads on one key, 4 independent clients; GET+SET of a Redis counter inside");
 		contendedTable(report, contended);
 		report.add("Scenario 3, Redlock over 5 independent masters: 2 threads, a key each, lock()+unlock() pairs");
@@ -249,6 +282,29 @@ public final class LockBenchmarks {
 		report.add("");
 	}
 
+	/** The cost split of each library's measured window, per pair or acquisition, and as COST lines. */
+	private static void costTable(List<String> report, String scenario, String unit, Map<String, Result> results) {
+		if (results.values().stream().allMatch(result -> result.costs() == null)) {
+			return;
+		}
+		report.add("Cost per " + unit + " (Redis CPU, commands Redis ran, bytes in and out of Redis, client JVM CPU, bytes allocated)");
+		report.add(CostMeter.Costs.header());
+		results.forEach((name, result) -> {
+			if (result.costs() != null) {
+				report.add(result.costs().row(name));
+			}
+		});
+		results.forEach((name, result) -> {
+			CostMeter.Costs costs = result.costs();
+			if (costs != null) {
+				report.add(String.format(Locale.ROOT,
+						"COST scenario=%s lib=%s redisCpuUs=%.1f commands=%.1f requestBytes=%.0f replyBytes=%.0f clientCpuUs=%.1f allocatedBytes=%.0f",
+						scenario, name, costs.redisCpuMicros(), costs.commands(), costs.requestBytes(), costs.replyBytes(),
+						costs.clientCpuMicros(), costs.allocatedBytes()));
+			}
+		});
+	}
+
 	private static void results(List<String> report, String scenario, Map<String, Result> results) {
 		results.forEach((name, result) -> report.add(String.format(Locale.ROOT,
 				"RESULT scenario=%s lib=%s pairsPerSec=%.0f p50us=%d p99us=%d p999us=%d", scenario, name, result.opsPerSecond,
@@ -272,6 +328,12 @@ public final class LockBenchmarks {
 
 	/** {@code threads} threads, a key each, on one client. */
 	static Result uncontended(Contender contender, int threads, Duration warmup, Duration duration) throws Exception {
+		return uncontended(contender, threads, warmup, duration, null);
+	}
+
+	/** As above, measuring the costs per pair with {@code meter} if given. */
+	static Result uncontended(Contender contender, int threads, Duration warmup, Duration duration, CostMeter meter)
+			throws Exception {
 		try (Contender.Client client = contender.newClient()) {
 			return pairs(threads, warmup, duration, thread -> {
 				Lock lock = client.lock("uncontended:" + thread);
@@ -279,7 +341,7 @@ public final class LockBenchmarks {
 					lock.lock();
 					lock.unlock();
 				};
-			});
+			}, meter);
 		}
 	}
 
@@ -295,6 +357,11 @@ public final class LockBenchmarks {
 
 	private static Result pairs(int threads, Duration warmup, Duration duration,
 			java.util.function.IntFunction<Runnable> pairs) throws Exception {
+		return pairs(threads, warmup, duration, pairs, null);
+	}
+
+	private static Result pairs(int threads, Duration warmup, Duration duration,
+			java.util.function.IntFunction<Runnable> pairs, CostMeter meter) throws Exception {
 		Histogram latencies = new Histogram(TimeUnit.SECONDS.toNanos(10), 3);
 		long[] counts = run(threads, warmup, duration, (thread, measuring) -> {
 			Runnable pair = pairs.apply(thread);
@@ -309,20 +376,37 @@ public final class LockBenchmarks {
 				}
 				return false;
 			};
-		});
+		}, meter);
 		long total = java.util.Arrays.stream(counts).sum();
-		return new Result(total / (duration.toNanos() / 1e9), latencies, new Histogram(1), 1);
+		return new Result(total / (duration.toNanos() / 1e9), latencies, new Histogram(1), 1,
+				(meter != null) ? meter.per(total) : null);
 	}
 
 	/** 8 threads on one key, split over 4 clients, with a non-atomic Redis read-modify-write inside. */
 	static Result contended(Contender contender, RedisServerProcess redis, Duration warmup, Duration duration)
 			throws Exception {
+		return contended(contender, redis, warmup, duration, 4, 8, null);
+	}
+
+	/**
+	 * {@code threads} threads on one key, split over {@code clientCount} clients, with a non-atomic
+	 * Redis read-modify-write inside; {@code meter}, if given, measures the costs per acquisition.
+	 */
+	static Result contended(Contender contender, RedisServerProcess redis, Duration warmup, Duration duration,
+			int clientCount, int threads, CostMeter meter) throws Exception {
 		List<Contender.Client> clients = new ArrayList<>();
 		LettuceConnectionFactory counterConnection = Contenders.connectionFactory(redis.host(), redis.port());
 		try {
-			for (int i = 0; i < 4; i++) {
-				clients.add(contender.newClient());
+			long connectionsBefore = connectedClients(redis);
+			for (int i = 0; i < clientCount; i++) {
+				Contender.Client client = contender.newClient();
+				clients.add(client);
+				// Connect now (most libraries connect lazily): a lock taken and released once.
+				Lock first = client.lock("contended:connect");
+				first.lock();
+				first.unlock();
 			}
+			long connections = connectedClients(redis) - connectionsBefore;
 			StringRedisTemplate counter = new StringRedisTemplate(counterConnection);
 			counter.opsForValue().set("bench:counter", "0");
 			long[] local = new long[1];
@@ -331,8 +415,8 @@ public final class LockBenchmarks {
 			AtomicLong lastHolder = new AtomicLong(-1);
 			Histogram lockWait = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
 			Histogram handoff = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
-			long[] counts = run(8, warmup, duration, (thread, measuring) -> {
-				Lock lock = clients.get(thread % 4).lock("contended");
+			long[] counts = run(threads, warmup, duration, (thread, measuring) -> {
+				Lock lock = clients.get(thread % clientCount).lock("contended");
 				return () -> {
 					long start = System.nanoTime();
 					lock.lock();
@@ -362,7 +446,7 @@ public final class LockBenchmarks {
 					}
 					return measuring.get();
 				};
-			});
+			}, meter);
 			long inRedis = Long.parseLong(counter.opsForValue().get("bench:counter"));
 			if (inRedis != acquisitions.get() || local[0] != acquisitions.get()) {
 				throw new IllegalStateException(contender.name() + " LOST UPDATES: " + acquisitions.get()
@@ -371,7 +455,8 @@ public final class LockBenchmarks {
 			long min = java.util.Arrays.stream(counts).min().orElse(0);
 			long max = java.util.Arrays.stream(counts).max().orElse(1);
 			long total = java.util.Arrays.stream(counts).sum();
-			return new Result(total / (duration.toNanos() / 1e9), lockWait, handoff, (double) min / Math.max(1, max));
+			return new Result(total / (duration.toNanos() / 1e9), lockWait, handoff, (double) min / Math.max(1, max),
+					(meter != null) ? meter.per(total) : null, connections);
 		}
 		finally {
 			clients.forEach(Contender.Client::close);
@@ -381,6 +466,12 @@ public final class LockBenchmarks {
 
 	/** Runs {@code threads} loops for the warm-up and then the measured duration; counts measured iterations. */
 	private static long[] run(int threads, Duration warmup, Duration duration, LoopFactory loops) throws Exception {
+		return run(threads, warmup, duration, loops, null);
+	}
+
+	/** As above; {@code meter}, if given, measures the costs of the measured window. */
+	private static long[] run(int threads, Duration warmup, Duration duration, LoopFactory loops, CostMeter meter)
+			throws Exception {
 		java.util.concurrent.atomic.AtomicBoolean measuring = new java.util.concurrent.atomic.AtomicBoolean();
 		java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
 		long[] counts = new long[threads];
@@ -402,9 +493,15 @@ public final class LockBenchmarks {
 		}
 		ready.await();
 		Thread.sleep(warmup.toMillis());
+		if (meter != null) {
+			meter.start();
+		}
 		measuring.set(true);
 		Thread.sleep(duration.toMillis());
 		measuring.set(false);
+		if (meter != null) {
+			meter.stop();
+		}
 		stop.set(true);
 		for (Future<?> future : futures) {
 			future.get(2, TimeUnit.MINUTES);
@@ -430,7 +527,26 @@ public final class LockBenchmarks {
 	}
 
 	/** One library's numbers in one scenario. */
-	record Result(double opsPerSecond, Histogram pair, Histogram handoff, double fairness) {
+	record Result(double opsPerSecond, Histogram pair, Histogram handoff, double fairness, CostMeter.Costs costs,
+			long connections) {
+
+		Result(double opsPerSecond, Histogram pair, Histogram handoff, double fairness) {
+			this(opsPerSecond, pair, handoff, fairness, null, -1);
+		}
+
+		Result(double opsPerSecond, Histogram pair, Histogram handoff, double fairness, CostMeter.Costs costs) {
+			this(opsPerSecond, pair, handoff, fairness, costs, -1);
+		}
+
+	}
+
+	private static long connectedClients(RedisServerProcess redis) {
+		for (String line : redis.query("INFO", "clients").split("\r?\n")) {
+			if (line.startsWith("connected_clients:")) {
+				return Long.parseLong(line.substring("connected_clients:".length()).trim());
+			}
+		}
+		return 0;
 	}
 
 }

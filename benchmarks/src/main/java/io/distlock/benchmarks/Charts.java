@@ -1,0 +1,106 @@
+package io.distlock.benchmarks;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import org.knowm.xchart.BitmapEncoder;
+import org.knowm.xchart.CategoryChart;
+import org.knowm.xchart.CategoryChartBuilder;
+import org.knowm.xchart.XYChart;
+import org.knowm.xchart.XYChartBuilder;
+import org.knowm.xchart.internal.chartpart.Chart;
+
+/**
+ * Writes a run's cost curves as PNG files into the directory {@code -Dbench.charts} names (nothing
+ * without it, so the CI smoke run leaves the committed charts alone). BENCHMARKS.md embeds them.
+ */
+final class Charts {
+
+	private Charts() {
+	}
+
+	/** Scenario 1: CPU per pair on each side, stacked per library. */
+	static void costs(Map<String, LockBenchmarks.Result> uncontended) {
+		Path dir = directory();
+		List<String> names = new ArrayList<>();
+		List<Double> redis = new ArrayList<>();
+		List<Double> client = new ArrayList<>();
+		uncontended.forEach((name, result) -> {
+			if (result.costs() != null) {
+				names.add(name);
+				redis.add(result.costs().redisCpuMicros());
+				client.add(result.costs().clientCpuMicros());
+			}
+		});
+		if (dir == null || names.isEmpty()) {
+			return;
+		}
+		CategoryChart chart = new CategoryChartBuilder().width(800).height(450)
+			.title("Uncontended lock+unlock: CPU per pair")
+			.xAxisTitle("library")
+			.yAxisTitle("microseconds per pair")
+			.build();
+		chart.getStyler().setStacked(true);
+		chart.addSeries("Redis CPU", names, redis);
+		chart.addSeries("client JVM CPU", names, client);
+		write(chart, dir.resolve("uncontended-cost.png"));
+	}
+
+	/** Scenario 8: acquisitions per second and bytes Redis sends per acquisition, by number of clients. */
+	static void clients(Map<Integer, Map<String, LockBenchmarks.Result>> byClients) {
+		Path dir = directory();
+		if (dir == null) {
+			return;
+		}
+		XYChart throughput = new XYChartBuilder().width(800).height(450)
+			.title("One key, 2 threads per client: acquisitions per second")
+			.xAxisTitle("clients")
+			.yAxisTitle("acquisitions/s")
+			.build();
+		XYChart bytes = new XYChartBuilder().width(800).height(450)
+			.title("One key, 2 threads per client: bytes Redis sends per acquisition (replies and pub/sub)")
+			.xAxisTitle("clients")
+			.yAxisTitle("bytes per acquisition")
+			.build();
+		throughput.getStyler().setXAxisLogarithmic(true);
+		bytes.getStyler().setXAxisLogarithmic(true);
+		for (String name : byClients.values().iterator().next().keySet()) {
+			List<Integer> clients = new ArrayList<>();
+			List<Double> acquisitions = new ArrayList<>();
+			List<Double> replyBytes = new ArrayList<>();
+			byClients.forEach((count, results) -> {
+				LockBenchmarks.Result result = results.get(name);
+				if (result != null) {
+					clients.add(count);
+					acquisitions.add(result.opsPerSecond());
+					replyBytes.add(result.costs().replyBytes());
+				}
+			});
+			throughput.addSeries(name, clients, acquisitions);
+			bytes.addSeries(name, clients, replyBytes);
+		}
+		write(throughput, dir.resolve("clients-throughput.png"));
+		write(bytes, dir.resolve("clients-reply-bytes.png"));
+	}
+
+	private static Path directory() {
+		String dir = System.getProperty("bench.charts", "");
+		return dir.isBlank() ? null : Path.of(dir);
+	}
+
+	private static void write(Chart<?, ?> chart, Path file) {
+		try {
+			Files.createDirectories(file.getParent());
+			BitmapEncoder.saveBitmap(chart, file.toString(), BitmapEncoder.BitmapFormat.PNG);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("Could not write " + file, ex);
+		}
+	}
+
+}

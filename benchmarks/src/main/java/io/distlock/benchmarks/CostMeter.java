@@ -1,0 +1,102 @@
+package io.distlock.benchmarks;
+
+import java.lang.management.ManagementFactory;
+import java.util.Locale;
+
+import io.distlock.embedded.RedisServerProcess;
+
+/**
+ * What a measured window cost on each side, divided by the pairs (or acquisitions) done in it: Redis
+ * CPU ({@code INFO cpu}), commands Redis ran (every command of {@code INFO commandstats}, the
+ * script calls and the commands inside them alike), request and reply bytes ({@code INFO stats}),
+ * the client JVM's CPU and the bytes its threads allocated. On a machine where client and server
+ * share the cores, throughput follows the sum of the two CPU figures.
+ */
+final class CostMeter {
+
+	private final RedisServerProcess redis;
+
+	private Snapshot start;
+
+	private Snapshot end;
+
+	CostMeter(RedisServerProcess redis) {
+		this.redis = redis;
+	}
+
+	/** The window starts. */
+	void start() {
+		this.start = snapshot();
+	}
+
+	/** The window ends. */
+	void stop() {
+		this.end = snapshot();
+	}
+
+	/**
+	 * @param operations what was done in the window
+	 * @return the window's costs per operation
+	 */
+	Costs per(long operations) {
+		double n = Math.max(1, operations);
+		return new Costs((this.end.redisCpuSeconds - this.start.redisCpuSeconds) * 1e6 / n,
+				(this.end.commands - this.start.commands) / n, (this.end.inputBytes - this.start.inputBytes) / n,
+				(this.end.outputBytes - this.start.outputBytes) / n, (this.end.clientCpuNanos - this.start.clientCpuNanos) / 1e3 / n,
+				(this.end.allocatedBytes - this.start.allocatedBytes) / n);
+	}
+
+	private Snapshot snapshot() {
+		long allocated = ((com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean()).getTotalThreadAllocatedBytes();
+		long cpu = ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
+		String info = this.redis.query("INFO", "everything");
+		double redisCpu = field(info, "used_cpu_sys") + field(info, "used_cpu_user");
+		long commands = 0;
+		for (String line : info.split("\r?\n")) {
+			int calls = line.indexOf("calls=");
+			if (line.startsWith("cmdstat_") && calls > 0) {
+				commands += Long.parseLong(line.substring(calls + 6, line.indexOf(',', calls)));
+			}
+		}
+		return new Snapshot(redisCpu, commands, (long) field(info, "total_net_input_bytes"),
+				(long) field(info, "total_net_output_bytes"), cpu, allocated);
+	}
+
+	private static double field(String info, String name) {
+		for (String line : info.split("\r?\n")) {
+			if (line.startsWith(name + ":")) {
+				return Double.parseDouble(line.substring(name.length() + 1).trim());
+			}
+		}
+		throw new IllegalStateException("INFO has no " + name);
+	}
+
+	private record Snapshot(double redisCpuSeconds, long commands, long inputBytes, long outputBytes, long clientCpuNanos,
+			long allocatedBytes) {
+	}
+
+	/**
+	 * Costs per operation.
+	 * @param redisCpuMicros Redis CPU
+	 * @param commands commands Redis ran, script calls and the commands inside them
+	 * @param requestBytes bytes Redis received
+	 * @param replyBytes bytes Redis sent (replies and pub/sub messages)
+	 * @param clientCpuMicros the client JVM's CPU, every thread (the harness's own loop included)
+	 * @param allocatedBytes bytes the client JVM's threads allocated
+	 */
+	record Costs(double redisCpuMicros, double commands, double requestBytes, double replyBytes, double clientCpuMicros,
+			double allocatedBytes) {
+
+		String row(String name) {
+			return String.format(Locale.ROOT, "%-14s %10.1f %10.1f %10.0f %10.0f %10.1f %10.0f", name, this.redisCpuMicros,
+					this.commands, this.requestBytes, this.replyBytes, this.clientCpuMicros, this.allocatedBytes);
+		}
+
+		static String header() {
+			return String.format(Locale.ROOT, "%-14s %10s %10s %10s %10s %10s %10s", "library", "redis us", "commands",
+					"req bytes", "reply B", "client us", "alloc B");
+		}
+
+	}
+
+}
