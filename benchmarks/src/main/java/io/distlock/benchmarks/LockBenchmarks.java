@@ -175,9 +175,9 @@ public final class LockBenchmarks {
 						micros(result.handoff(), 50)));
 			}));
 			byClients.forEach((clientCount, results) -> results.forEach((name, result) -> report.add(String.format(Locale.ROOT,
-					"RESULT scenario=clients lib=%s clients=%d acqPerSec=%.0f connections=%d replyBytesPerAcq=%.0f redisCpuUs=%.1f handoffP50us=%d fairness=%.2f",
+					"RESULT scenario=clients lib=%s clients=%d acqPerSec=%.0f connections=%d replyBytesPerAcq=%.0f redisCpuUs=%.1f commands=%.1f handoffP50us=%d fairness=%.2f",
 					name, clientCount, result.opsPerSecond(), result.connections(), result.costs().replyBytes(),
-					result.costs().redisCpuMicros(), micros(result.handoff(), 50), result.fairness()))));
+					result.costs().redisCpuMicros(), result.costs().commands(), micros(result.handoff(), 50), result.fairness()))));
 			Charts.clients(byClients);
 		}
 		Charts.costs(uncontended);
@@ -406,7 +406,7 @@ public final class LockBenchmarks {
 				first.lock();
 				first.unlock();
 			}
-			long connections = connectedClients(redis) - connectionsBefore;
+
 			StringRedisTemplate counter = new StringRedisTemplate(counterConnection);
 			counter.opsForValue().set("bench:counter", "0");
 			long[] local = new long[1];
@@ -447,6 +447,8 @@ public final class LockBenchmarks {
 					return measuring.get();
 				};
 			}, meter);
+			// Counted after the run: some libraries open their pub/sub connections only when a thread waits.
+			long connections = connectedClients(redis) - connectionsBefore;
 			long inRedis = Long.parseLong(counter.opsForValue().get("bench:counter"));
 			if (inRedis != acquisitions.get() || local[0] != acquisitions.get()) {
 				throw new IllegalStateException(contender.name() + " LOST UPDATES: " + acquisitions.get()
