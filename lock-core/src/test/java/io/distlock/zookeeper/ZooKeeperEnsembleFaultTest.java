@@ -77,8 +77,10 @@ class ZooKeeperEnsembleFaultTest {
 
 	@Test
 	void locksKeepWorkingWhenOneOfThreeServersDies() throws Exception {
-		LockRegistry mine = this.clients.newRegistry(Duration.ofSeconds(2));
-		LockRegistry theirs = this.clients.newRegistry(Duration.ofSeconds(2));
+		// A connection timeout as long as the session's: with the test's usual 1 s, a fail-over slower
+		// than that on a loaded machine made Curator replace the holder's session (CI saw the hold lost).
+		LockRegistry mine = this.clients.newRegistry(Duration.ofSeconds(2), ZooKeeperTestClients.SESSION_TIMEOUT);
+		LockRegistry theirs = this.clients.newRegistry(Duration.ofSeconds(2), ZooKeeperTestClients.SESSION_TIMEOUT);
 		DistLock held = mine.getLock("kept");
 		held.lock();
 		long token = held.getFencingToken();

@@ -76,11 +76,21 @@ final class ZooKeeperTestClients implements AutoCloseable {
 
 	/** @return a started client with its own session */
 	CuratorFramework newCurator(Duration sessionTimeout) {
+		return newCurator(sessionTimeout, CONNECTION_TIMEOUT);
+	}
+
+	/**
+	 * @param connectionTimeout how long Curator waits for a connection; once the ensemble tracker has
+	 * seen the servers' own list, Curator replaces the session (losing its holds) after a disconnect
+	 * longer than the shorter of this and the session timeout
+	 * @return a started client with its own session
+	 */
+	CuratorFramework newCurator(Duration sessionTimeout, Duration connectionTimeout) {
 		CuratorFramework curator = CuratorFrameworkFactory.builder()
 			.connectString(this.connectString)
 			.sessionTimeoutMs((int) sessionTimeout.toMillis())
-			.connectionTimeoutMs((int) CONNECTION_TIMEOUT.toMillis())
-			.retryPolicy(new RetryUntilElapsed((int) CONNECTION_TIMEOUT.toMillis(), 100))
+			.connectionTimeoutMs((int) connectionTimeout.toMillis())
+			.retryPolicy(new RetryUntilElapsed((int) connectionTimeout.toMillis(), 100))
 			.build();
 		curator.start();
 		try {
@@ -97,7 +107,12 @@ final class ZooKeeperTestClients implements AutoCloseable {
 
 	/** @return a registry owning a client of its own */
 	LockRegistry newRegistry(Duration watchdogTimeout, LockListener... listeners) {
-		CuratorFramework curator = newCurator(SESSION_TIMEOUT);
+		return newRegistry(watchdogTimeout, CONNECTION_TIMEOUT, listeners);
+	}
+
+	/** @return a registry owning a client of its own, with the given connection timeout */
+	LockRegistry newRegistry(Duration watchdogTimeout, Duration connectionTimeout, LockListener... listeners) {
+		CuratorFramework curator = newCurator(SESSION_TIMEOUT, connectionTimeout);
 		LockEngineOptions.Builder options = LockEngineOptions.builder().watchdogTimeout(watchdogTimeout);
 		for (LockListener listener : listeners) {
 			options.listener(listener);
