@@ -88,6 +88,39 @@ final class Charts {
 		write(bytes, dir.resolve("clients-reply-bytes.png"));
 	}
 
+	/** Scenario 9: acquisitions per second and lock-plus-wait p99 by number of waiting threads. */
+	static void waiters(Map<String, Map<String, LockBenchmarks.Result>> byWaiters) {
+		Path dir = directory();
+		if (dir == null) {
+			return;
+		}
+		List<String> counts = new ArrayList<>(byWaiters.keySet());
+		CategoryChart throughput = new CategoryChartBuilder().width(900).height(450)
+			.title("One key, 4 clients: acquisitions per second by waiting threads")
+			.xAxisTitle("threads")
+			.yAxisTitle("acquisitions/s")
+			.build();
+		CategoryChart tail = new CategoryChartBuilder().width(900).height(450)
+			.title("One key, 4 clients: lock-plus-wait p99 by waiting threads (log scale)")
+			.xAxisTitle("threads")
+			.yAxisTitle("milliseconds")
+			.build();
+		tail.getStyler().setYAxisLogarithmic(true);
+		for (String name : byWaiters.values().iterator().next().keySet()) {
+			List<Double> acquisitions = new ArrayList<>();
+			List<Double> p99 = new ArrayList<>();
+			for (String count : counts) {
+				LockBenchmarks.Result result = byWaiters.get(count).get(name);
+				acquisitions.add((result != null) ? result.opsPerSecond() : 0.0);
+				p99.add((result != null) ? Math.max(0.01, result.pair().getValueAtPercentile(99) / 1e6) : 0.01);
+			}
+			throughput.addSeries(name, counts, acquisitions);
+			tail.addSeries(name, counts, p99);
+		}
+		write(throughput, dir.resolve("waiters-throughput.png"));
+		write(tail, dir.resolve("waiters-lock-wait-p99.png"));
+	}
+
 	private static Path directory() {
 		String dir = System.getProperty("bench.charts", "");
 		return dir.isBlank() ? null : Path.of(dir);

@@ -68,6 +68,7 @@ public final class LockBenchmarks {
 		Map<String, ReactiveScenario.Result> reactive = new LinkedHashMap<>();
 		Map<String, Result> zkUncontended = new LinkedHashMap<>();
 		Map<Integer, Map<String, Result>> byClients = new java.util.TreeMap<>();
+		Map<String, Map<String, Result>> byWaiters = new LinkedHashMap<>();
 		Map<String, Result> zkContended = new LinkedHashMap<>();
 		Map<String, Result> zkEnsemble = new LinkedHashMap<>();
 		try (RedisServerProcess redis = RedisServerProcess.start()) {
@@ -105,6 +106,30 @@ public final class LockBenchmarks {
 				}
 			}
 			// Opt-in: named explicitly, not part of "all". One key, 2 threads per client, 1 to 16 clients.
+			// Opt-in: one key, 4 clients, 8 to 1,024 platform threads, and 10,000 virtual threads where
+			// the JVM has them (run the harness on Java 21+).
+			if (scenarios.contains("waiters")) {
+				for (int threads : new int[] { 8, 64, 256, 1024 }) {
+					for (Contender contender : contenders) {
+						byWaiters.computeIfAbsent(Integer.toString(threads), count -> new LinkedHashMap<>())
+							.put(contender.name(), contended(contender, redis, warmup, duration, 4, threads, new CostMeter(redis)));
+						redis.command("FLUSHALL");
+					}
+				}
+				if (VirtualThreads.available()) {
+					virtualThreads = true;
+					try {
+						for (Contender contender : contenders) {
+							byWaiters.computeIfAbsent("10000 virtual", count -> new LinkedHashMap<>())
+								.put(contender.name(), contended(contender, redis, warmup, duration, 4, 10_000, new CostMeter(redis)));
+							redis.command("FLUSHALL");
+						}
+					}
+					finally {
+						virtualThreads = false;
+					}
+				}
+			}
 			if (scenarios.contains("clients")) {
 				for (int clientCount : new int[] { 1, 4, 16 }) {
 					for (Contender contender : contenders) {
@@ -181,6 +206,21 @@ public final class LockBenchmarks {
 			Charts.clients(byClients);
 		}
 		Charts.costs(uncontended);
+		if (!byWaiters.isEmpty()) {
+			report.add("Scenario 9, waiters: one key, 4 clients, N threads; per acquisition what Redis did and sent");
+			report.add(String.format(Locale.ROOT, "%-14s %14s %10s %12s %12s %14s %10s %12s %8s", "library", "threads",
+					"acq/s", "handoff p50", "handoff p99", "lock+wait p99", "redis us", "reply B/acq", "min/max"));
+			byWaiters.forEach((threads, results) -> results.forEach((name, result) -> report.add(String.format(Locale.ROOT,
+					"%-14s %14s %10.0f %9d us %9d us %11d us %10.1f %12.0f %8.2f", name, threads, result.opsPerSecond(),
+					micros(result.handoff(), 50), micros(result.handoff(), 99), micros(result.pair(), 99),
+					result.costs().redisCpuMicros(), result.costs().replyBytes(), result.fairness()))));
+			byWaiters.forEach((threads, results) -> results.forEach((name, result) -> report.add(String.format(Locale.ROOT,
+					"RESULT scenario=waiters lib=%s threads=%s acqPerSec=%.0f handoffP50us=%d handoffP99us=%d lockWaitP99us=%d redisCpuUs=%.1f replyBytesPerAcq=%.0f fairness=%.2f",
+					name, threads.replace(' ', '-'), result.opsPerSecond(), micros(result.handoff(), 50),
+					micros(result.handoff(), 99), micros(result.pair(), 99), result.costs().redisCpuMicros(),
+					result.costs().replyBytes(), result.fairness()))));
+			Charts.waiters(byWaiters);
+		}
 		report.add("Scenario 2, contended: 8 threads on one key, 4 independent clients; GET+SET of a Redis counter inside");
 		contendedTable(report, contended);
 		report.add("Scenario 3, Redlock over 5 independent masters: 2 threads, a key each, lock()+unlock() pairs");
@@ -466,6 +506,9 @@ public final class LockBenchmarks {
 		}
 	}
 
+	/** Whether {@link #run} starts virtual threads instead of platform threads (Java 21+). */
+	private static volatile boolean virtualThreads;
+
 	/** Runs {@code threads} loops for the warm-up and then the measured duration; counts measured iterations. */
 	private static long[] run(int threads, Duration warmup, Duration duration, LoopFactory loops) throws Exception {
 		return run(threads, warmup, duration, loops, null);
@@ -477,7 +520,7 @@ public final class LockBenchmarks {
 		java.util.concurrent.atomic.AtomicBoolean measuring = new java.util.concurrent.atomic.AtomicBoolean();
 		java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
 		long[] counts = new long[threads];
-		ExecutorService pool = Executors.newFixedThreadPool(threads);
+		ExecutorService pool = virtualThreads ? VirtualThreads.executor() : Executors.newFixedThreadPool(threads);
 		CountDownLatch ready = new CountDownLatch(threads);
 		List<Future<?>> futures = new ArrayList<>();
 		for (int t = 0; t < threads; t++) {

@@ -245,24 +245,35 @@ public final class SoakClient {
 			long token = -1;
 			boolean plainWritten = false;
 			HoldRecord.Fenced fenced = HoldRecord.Fenced.NONE;
+			boolean tokenIssued = true;
 			try {
 				// Without a lock every section shows the same token, which a fenced resource cannot tell apart.
 				token = this.sanity ? 0 : fencingToken(lock);
-				FencedResource.Snapshot seen = this.resource.read(key, token);
-				phase = seen.phase();
-				// Longer while a client is frozen past its lease, so that the frozen one is caught
-				// holding locks: the stale holder whose writes fencing must reject.
-				pause(seen.phase().startsWith("pause-long") ? 50 + random.nextInt(50) : 1 + random.nextInt(5));
-				this.resource.writePlain(phase, key, seen.plain() + 1);
-				plainWritten = true;
-				if (token >= 0) {
-					fenced = (seen.admitted() && this.resource.writeFenced(phase, key, token, seen.fenced() + 1))
-							? HoldRecord.Fenced.ACCEPTED : HoldRecord.Fenced.REJECTED;
-				}
 			}
 			catch (RuntimeException ex) {
-				// The resource is never faulted; a failure here shows in the record's fields and here.
-				this.errors.merge("resource: " + describe(ex), 1, Integer::sum);
+				// Issued on request, a token is one more round trip, which a fault can fail (or find the
+				// hold already lost): the section then writes nothing, and its record shows that.
+				this.errors.merge("token: " + describe(ex), 1, Integer::sum);
+				tokenIssued = false;
+			}
+			if (tokenIssued) {
+				try {
+					FencedResource.Snapshot seen = this.resource.read(key, token);
+					phase = seen.phase();
+					// Longer while a client is frozen past its lease, so that the frozen one is caught
+					// holding locks: the stale holder whose writes fencing must reject.
+					pause(seen.phase().startsWith("pause-long") ? 50 + random.nextInt(50) : 1 + random.nextInt(5));
+					this.resource.writePlain(phase, key, seen.plain() + 1);
+					plainWritten = true;
+					if (token >= 0) {
+						fenced = (seen.admitted() && this.resource.writeFenced(phase, key, token, seen.fenced() + 1))
+								? HoldRecord.Fenced.ACCEPTED : HoldRecord.Fenced.REJECTED;
+					}
+				}
+				catch (RuntimeException ex) {
+					// The resource is never faulted; a failure here shows in the record's fields and here.
+					this.errors.merge("resource: " + describe(ex), 1, Integer::sum);
+				}
 			}
 			long end = System.nanoTime();
 			HoldRecord.Outcome outcome = HoldRecord.Outcome.OK;

@@ -1,10 +1,10 @@
 package io.distlock.core;
 
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -29,7 +29,11 @@ final class ReleaseWaits {
 
 	private final String ownOwnerPrefix;
 
-	private final Map<String, WaitingRoom> rooms = new HashMap<>();
+	/**
+	 * Changed, and the rooms' member counts read, only under its monitor; looked up without it, as
+	 * every uncontended lock() and unlock() asks whether a room exists.
+	 */
+	private final Map<String, WaitingRoom> rooms = new ConcurrentHashMap<>();
 
 	/**
 	 * Subscribes and unsubscribes, one at a time and in the order asked: a SUBSCRIBE can stall for the
@@ -111,10 +115,7 @@ final class ReleaseWaits {
 	 * has none, or subscribing failed) are woken directly; subscribed ones hear the message anyway.
 	 */
 	void releasedLocally(String name) {
-		WaitingRoom room;
-		synchronized (this.rooms) {
-			room = this.rooms.get(name);
-		}
+		WaitingRoom room = this.rooms.get(name);
 		if (room != null && !room.subscribed()) {
 			room.signal();
 		}
@@ -122,9 +123,7 @@ final class ReleaseWaits {
 
 	/** @return whether threads of this client are queued for the lock; newcomers then queue too */
 	boolean hasWaiters(String name) {
-		synchronized (this.rooms) {
-			return this.rooms.containsKey(name);
-		}
+		return this.rooms.containsKey(name);
 	}
 
 	/** @return per lock name, how many threads wait for it now */

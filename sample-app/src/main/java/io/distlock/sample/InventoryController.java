@@ -56,6 +56,13 @@ class InventoryController {
 			.body(Map.of("sold", false, "error", error, "message", ex.getMessage()));
 	}
 
+	/** Inside the locked method: the fencing token (issued on request) could not be had from Redis. */
+	@ExceptionHandler(LockBackendException.class)
+	ResponseEntity<Map<String, Object>> backendUnavailable(LockBackendException ex) {
+		return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE)
+			.body(Map.of("sold", false, "error", "lock-backend-unavailable", "message", ex.getMessage()));
+	}
+
 	@ExceptionHandler(InventoryService.StaleLockException.class)
 	ResponseEntity<Map<String, Object>> stale(InventoryService.StaleLockException ex) {
 		return ResponseEntity.status(HttpStatus.CONFLICT)
