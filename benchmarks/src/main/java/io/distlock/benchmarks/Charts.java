@@ -1,7 +1,6 @@
 package io.distlock.benchmarks;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -94,28 +93,33 @@ final class Charts {
 		if (dir == null) {
 			return;
 		}
-		List<String> counts = new ArrayList<>(byWaiters.keySet());
-		CategoryChart throughput = new CategoryChartBuilder().width(900).height(450)
-			.title("One key, 4 clients: acquisitions per second by waiting threads")
+		XYChart throughput = new XYChartBuilder().width(900).height(450)
+			.title("One key, 4 clients: acquisitions per second by waiting threads (10,000: virtual threads)")
 			.xAxisTitle("threads")
 			.yAxisTitle("acquisitions/s")
 			.build();
-		CategoryChart tail = new CategoryChartBuilder().width(900).height(450)
-			.title("One key, 4 clients: lock-plus-wait p99 by waiting threads (log scale)")
+		XYChart tail = new XYChartBuilder().width(900).height(450)
+			.title("One key, 4 clients: lock-plus-wait p99 by waiting threads (10,000: virtual threads)")
 			.xAxisTitle("threads")
 			.yAxisTitle("milliseconds")
 			.build();
+		throughput.getStyler().setXAxisLogarithmic(true);
+		tail.getStyler().setXAxisLogarithmic(true);
 		tail.getStyler().setYAxisLogarithmic(true);
 		for (String name : byWaiters.values().iterator().next().keySet()) {
+			List<Integer> threads = new ArrayList<>();
 			List<Double> acquisitions = new ArrayList<>();
 			List<Double> p99 = new ArrayList<>();
-			for (String count : counts) {
-				LockBenchmarks.Result result = byWaiters.get(count).get(name);
-				acquisitions.add((result != null) ? result.opsPerSecond() : 0.0);
-				p99.add((result != null) ? Math.max(0.01, result.pair().getValueAtPercentile(99) / 1e6) : 0.01);
-			}
-			throughput.addSeries(name, counts, acquisitions);
-			tail.addSeries(name, counts, p99);
+			byWaiters.forEach((count, results) -> {
+				LockBenchmarks.Result result = results.get(name);
+				if (result != null) {
+					threads.add(Integer.parseInt(count.split(" ")[0]));
+					acquisitions.add(result.opsPerSecond());
+					p99.add(Math.max(0.01, result.pair().getValueAtPercentile(99) / 1e6));
+				}
+			});
+			throughput.addSeries(name, threads, acquisitions);
+			tail.addSeries(name, threads, p99);
 		}
 		write(throughput, dir.resolve("waiters-throughput.png"));
 		write(tail, dir.resolve("waiters-lock-wait-p99.png"));
@@ -126,13 +130,14 @@ final class Charts {
 		return dir.isBlank() ? null : Path.of(dir);
 	}
 
+	/** A chart that cannot be drawn is reported, never at the cost of the run's figures. */
 	private static void write(Chart<?, ?> chart, Path file) {
 		try {
 			Files.createDirectories(file.getParent());
 			BitmapEncoder.saveBitmap(chart, file.toString(), BitmapEncoder.BitmapFormat.PNG);
 		}
-		catch (IOException ex) {
-			throw new UncheckedIOException("Could not write " + file, ex);
+		catch (IOException | RuntimeException ex) {
+			System.err.println("Could not write the chart " + file + ": " + ex);
 		}
 	}
 
