@@ -18,9 +18,9 @@ final class LockScripts {
 	@SuppressWarnings("rawtypes")
 	static final RedisScript<List> ACQUIRE = load("acquire.lua", List.class);
 
-	static final RedisScript<Long> RELEASE = load("release.lua", Long.class);
+	static final RedisScript<Long> RELEASE = load(Long.class, "fencing.lua", "release.lua");
 
-	static final RedisScript<Long> TOKEN = load("token.lua", Long.class);
+	static final RedisScript<Long> TOKEN = load(Long.class, "fencing.lua", "token.lua");
 
 	static final RedisScript<Long> ABANDON = load("abandon.lua", Long.class);
 
@@ -30,18 +30,27 @@ final class LockScripts {
 	private LockScripts() {
 	}
 
-	/**
-	 * Reads the script once into a string. A resource-backed script would be checked for
-	 * modification (a file system call) under a lock on every execution.
-	 */
 	private static <T> RedisScript<T> load(String file, Class<T> resultType) {
-		try {
-			return RedisScript.of(new ClassPathResource("io/distlock/redis/" + file).getContentAsString(StandardCharsets.UTF_8),
-					resultType);
+		return load(resultType, file);
+	}
+
+	/**
+	 * Reads the script once into a string, made of {@code files} in order: a shared part (a Lua
+	 * function two scripts need) goes before the script that calls it. A resource-backed script would
+	 * be checked for modification (a file system call) under a lock on every execution.
+	 */
+	private static <T> RedisScript<T> load(Class<T> resultType, String... files) {
+		StringBuilder script = new StringBuilder();
+		for (String file : files) {
+			try {
+				script.append(new ClassPathResource("io/distlock/redis/" + file).getContentAsString(StandardCharsets.UTF_8))
+					.append('\n');
+			}
+			catch (IOException ex) {
+				throw new UncheckedIOException("Missing Lua script io/distlock/redis/" + file, ex);
+			}
 		}
-		catch (IOException ex) {
-			throw new UncheckedIOException("Missing Lua script io/distlock/redis/" + file, ex);
-		}
+		return RedisScript.of(script.toString(), resultType);
 	}
 
 }

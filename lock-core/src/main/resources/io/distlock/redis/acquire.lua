@@ -1,7 +1,7 @@
 -- Acquires or re-enters a reentrant lock, queueing the caller for a fair hand-off if it will wait.
 -- KEYS[1]  the lock hash: field <owner id> -> hold count, ':attempt' -> the attempt that took the
 --          hold, ':token' -> fencing token once one was issued (see token.lua)
--- KEYS[2]  the fencing counter: the last token handed out (see nextToken), so tokens grow across all holders
+-- KEYS[2]  the fencing counter: the last token handed out (see fencing.lua), so tokens grow across all holders
 -- KEYS[3]  the wait queue: a list of owner ids in arrival order
 -- KEYS[4]  the queue's entries: owner id -> '<deadline ms>:<lease ms>:<attempt id>' (deadline in Redis time)
 -- ARGV[1]  owner id (client id ':' thread id)
@@ -106,6 +106,17 @@ local function enqueue(t)
   end
 end
 
+-- Takes the free lock for this attempt; its fencing token is issued when asked for (token.lua).
+local function take()
+  if ARGV[4] ~= '' then
+    redis.call('hset', KEYS[1], owner, 1, ':attempt', ARGV[4])
+  else
+    redis.call('hset', KEYS[1], owner, 1)
+  end
+  redis.call('pexpire', KEYS[1], ARGV[2])
+  return {1, -2}
+end
+
 -- One EXISTS for the lock and its queue: the uncontended path needs neither.
 if redis.call('exists', KEYS[1], KEYS[3]) == 0 then
   if held > 0 then
@@ -117,13 +128,7 @@ if redis.call('exists', KEYS[1], KEYS[3]) == 0 then
     enqueue(now())
     return {0, graceLeft, lastToken()}
   end
-  if ARGV[4] ~= '' then
-    redis.call('hset', KEYS[1], owner, 1, ':attempt', ARGV[4])
-  else
-    redis.call('hset', KEYS[1], owner, 1)
-  end
-  redis.call('pexpire', KEYS[1], ARGV[2])
-  return {1, -2}
+  return take()
 end
 if redis.call('exists', KEYS[1]) == 0 then
   -- Free, with a queue: the first live waiter goes first.
@@ -146,13 +151,7 @@ if redis.call('exists', KEYS[1]) == 0 then
     redis.call('lpop', KEYS[3])
     redis.call('hdel', KEYS[4], owner)
   end
-  if ARGV[4] ~= '' then
-    redis.call('hset', KEYS[1], owner, 1, ':attempt', ARGV[4])
-  else
-    redis.call('hset', KEYS[1], owner, 1)
-  end
-  redis.call('pexpire', KEYS[1], ARGV[2])
-  return {1, -2}
+  return take()
 end
 if redis.call('hexists', KEYS[1], owner) == 1 then
   redis.call('hset', KEYS[1], owner, held + 1)

@@ -32,24 +32,7 @@
 -- handed on; 'released' on ARGV[3] when freed.
 -- The count is set to ARGV[2] - 1, not decremented, so a copy re-sent after a reconnect cannot
 -- release a reentrant hold of 2 down to 0.
--- The next fencing token: one more than the last, and never below the server clock in microseconds
--- (see token.lua's twin), written to the counter so that later tokens rest on it rather than on a
--- clock that a failover to another server may set back. A counter that marks a restart grace, or is
--- missing where a grace is configured, is left as it is: a hand-off passes on a hold that survived,
--- and must neither start a grace nor end one.
-local function nextToken()
-  local t = redis.call('time')
-  local clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  local last = redis.call('get', KEYS[2])
-  local number = tonumber(last or '')
-  local token = math.max((number or 0) + 1, clock)
-  -- Formatted, not tostring(): Lua would write a 16-digit number in exponent notation.
-  local text = string.format('%.0f', token)
-  if number or (not last and tonumber(ARGV[8]) <= 0) then
-    redis.call('set', KEYS[2], text)
-  end
-  return token, text
-end
+-- A hand-off's token comes from nextToken (fencing.lua, which LockScripts puts before this file).
 
 -- The attempt that took a hold. Holds handed over by an earlier distlock (a rolling upgrade) name it ':ticket'.
 local function attemptOf(hold)
@@ -108,7 +91,7 @@ if redis.call('exists', KEYS[3]) == 1 then
     redis.call('hdel', KEYS[4], head)
     local deadline, lease, ticket = string.match(entry or '', '^(%d+):(%d+):(.*)$')
     if deadline and tonumber(deadline) >= t then
-      local _, token = nextToken()
+      local _, token = nextToken(ARGV[8])
       redis.call('hset', KEYS[1], head, 1, ':token', token, ':attempt', ticket)
       redis.call('pexpire', KEYS[1], math.min(tonumber(lease), tonumber(ARGV[6])))
       redis.call('publish', ARGV[7] .. string.match(head, '^[^:]*'),

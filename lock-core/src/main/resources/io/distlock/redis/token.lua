@@ -7,10 +7,9 @@
 -- ARGV[3]  the restart grace in ms, 0 for none (see acquire.lua)
 -- Returns  the token; -1 if the owner no longer holds the lock (expired, or the server lost it): a
 --          token must never be issued to a holder whose lock may be someone else's by now.
--- The token is one more than the last and never below the server clock in microseconds, so that a
--- counter lost with the data restarts above every token handed out before (as long as the server's
--- clock does not step back). Issued while the owner holds the lock, it is above every token of the
--- lock's earlier holders, which were issued before this hold began.
+-- The token comes from nextToken (fencing.lua, which LockScripts puts before this file). Issued while
+-- the owner holds the lock, it is above every token of the lock's earlier holders, which were issued
+-- before this hold began.
 -- Holds handed over by an earlier distlock (a rolling upgrade) name their attempt ':ticket'.
 local hold = redis.call('hmget', KEYS[1], ARGV[1], ':attempt', ':ticket')
 if not hold[1] or (ARGV[2] ~= '' and (hold[2] or hold[3]) ~= ARGV[2]) then
@@ -20,17 +19,6 @@ local issued = redis.call('hget', KEYS[1], ':token')
 if issued then
   return tonumber(issued)
 end
-local t = redis.call('time')
-local clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local last = redis.call('get', KEYS[2])
-local number = tonumber(last or '')
-local token = math.max((number or 0) + 1, clock)
--- Formatted, not tostring(): Lua would write a 16-digit number in exponent notation.
-local text = string.format('%.0f', token)
--- A counter marking a restart grace, or missing where a grace is configured, is acquire.lua's to
--- set: writing it here would end a grace, or hide the loss of data a grace must be served for.
-if number or (not last and tonumber(ARGV[3]) <= 0) then
-  redis.call('set', KEYS[2], text)
-end
+local token, text = nextToken(ARGV[3])
 redis.call('hset', KEYS[1], ':token', text)
 return token
