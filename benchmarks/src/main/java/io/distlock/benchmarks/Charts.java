@@ -6,6 +6,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
+import java.util.function.ToDoubleFunction;
 
 import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.CategoryChart;
@@ -56,35 +58,11 @@ final class Charts {
 		if (dir == null) {
 			return;
 		}
-		XYChart throughput = new XYChartBuilder().width(800).height(450)
-			.title("One key, 2 threads per client: acquisitions per second")
-			.xAxisTitle("clients")
-			.yAxisTitle("acquisitions/s")
-			.build();
-		XYChart bytes = new XYChartBuilder().width(800).height(450)
-			.title("One key, 2 threads per client: bytes Redis sends per acquisition (replies and pub/sub)")
-			.xAxisTitle("clients")
-			.yAxisTitle("bytes per acquisition")
-			.build();
-		throughput.getStyler().setXAxisLogarithmic(true);
-		bytes.getStyler().setXAxisLogarithmic(true);
-		for (String name : byClients.values().iterator().next().keySet()) {
-			List<Integer> clients = new ArrayList<>();
-			List<Double> acquisitions = new ArrayList<>();
-			List<Double> replyBytes = new ArrayList<>();
-			byClients.forEach((count, results) -> {
-				LockBenchmarks.Result result = results.get(name);
-				if (result != null) {
-					clients.add(count);
-					acquisitions.add(result.opsPerSecond());
-					replyBytes.add(result.costs().replyBytes());
-				}
-			});
-			throughput.addSeries(name, clients, acquisitions);
-			bytes.addSeries(name, clients, replyBytes);
-		}
-		write(throughput, dir.resolve("clients-throughput.png"));
-		write(bytes, dir.resolve("clients-reply-bytes.png"));
+		curve(dir.resolve("clients-throughput.png"), "One key, 2 threads per client: acquisitions per second", "clients",
+				"acquisitions/s", false, byClients, count -> count, LockBenchmarks.Result::opsPerSecond);
+		curve(dir.resolve("clients-reply-bytes.png"),
+				"One key, 2 threads per client: bytes Redis sends per acquisition (replies and pub/sub)", "clients",
+				"bytes per acquisition", false, byClients, count -> count, result -> result.costs().replyBytes());
 	}
 
 	/** Scenario 9: acquisitions per second and lock-plus-wait p99 by number of waiting threads. */
@@ -93,36 +71,44 @@ final class Charts {
 		if (dir == null) {
 			return;
 		}
-		XYChart throughput = new XYChartBuilder().width(900).height(450)
-			.title("One key, 4 clients: acquisitions per second by waiting threads (10,000: virtual threads)")
-			.xAxisTitle("threads")
-			.yAxisTitle("acquisitions/s")
+		// "10000 virtual": the number of threads comes first.
+		Function<String, Integer> threads = count -> Integer.parseInt(count.split(" ")[0]);
+		curve(dir.resolve("waiters-throughput.png"),
+				"One key, 4 clients: acquisitions per second by waiting threads (10,000: virtual threads)", "threads",
+				"acquisitions/s", false, byWaiters, threads, LockBenchmarks.Result::opsPerSecond);
+		curve(dir.resolve("waiters-lock-wait-p99.png"),
+				"One key, 4 clients: lock-plus-wait p99 by waiting threads (10,000: virtual threads)", "threads",
+				"milliseconds", true, byWaiters, threads,
+				result -> Math.max(0.01, result.pair().getValueAtPercentile(99) / 1e6));
+	}
+
+	/**
+	 * One line per library over a logarithmic x axis, from results by x.
+	 * @param logY whether the y axis is logarithmic too (values must then be positive)
+	 */
+	private static <K> void curve(Path file, String title, String xTitle, String yTitle, boolean logY,
+			Map<K, Map<String, LockBenchmarks.Result>> byX, Function<K, Integer> x,
+			ToDoubleFunction<LockBenchmarks.Result> y) {
+		XYChart chart = new XYChartBuilder().width(900).height(450)
+			.title(title)
+			.xAxisTitle(xTitle)
+			.yAxisTitle(yTitle)
 			.build();
-		XYChart tail = new XYChartBuilder().width(900).height(450)
-			.title("One key, 4 clients: lock-plus-wait p99 by waiting threads (10,000: virtual threads)")
-			.xAxisTitle("threads")
-			.yAxisTitle("milliseconds")
-			.build();
-		throughput.getStyler().setXAxisLogarithmic(true);
-		tail.getStyler().setXAxisLogarithmic(true);
-		tail.getStyler().setYAxisLogarithmic(true);
-		for (String name : byWaiters.values().iterator().next().keySet()) {
-			List<Integer> threads = new ArrayList<>();
-			List<Double> acquisitions = new ArrayList<>();
-			List<Double> p99 = new ArrayList<>();
-			byWaiters.forEach((count, results) -> {
+		chart.getStyler().setXAxisLogarithmic(true);
+		chart.getStyler().setYAxisLogarithmic(logY);
+		for (String name : byX.values().iterator().next().keySet()) {
+			List<Integer> xs = new ArrayList<>();
+			List<Double> ys = new ArrayList<>();
+			byX.forEach((key, results) -> {
 				LockBenchmarks.Result result = results.get(name);
 				if (result != null) {
-					threads.add(Integer.parseInt(count.split(" ")[0]));
-					acquisitions.add(result.opsPerSecond());
-					p99.add(Math.max(0.01, result.pair().getValueAtPercentile(99) / 1e6));
+					xs.add(x.apply(key));
+					ys.add(y.applyAsDouble(result));
 				}
 			});
-			throughput.addSeries(name, threads, acquisitions);
-			tail.addSeries(name, threads, p99);
+			chart.addSeries(name, xs, ys);
 		}
-		write(throughput, dir.resolve("waiters-throughput.png"));
-		write(tail, dir.resolve("waiters-lock-wait-p99.png"));
+		write(chart, file);
 	}
 
 	private static Path directory() {

@@ -1,7 +1,9 @@
 package io.distlock.benchmarks;
 
 import java.lang.management.ManagementFactory;
+import java.util.HashMap;
 import java.util.Locale;
+import java.util.Map;
 
 import io.distlock.embedded.RedisServerProcess;
 
@@ -49,26 +51,43 @@ final class CostMeter {
 	private Snapshot snapshot() {
 		long allocated = ((com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean()).getTotalThreadAllocatedBytes();
 		long cpu = ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
-		String info = this.redis.query("INFO", "everything");
-		double redisCpu = field(info, "used_cpu_sys") + field(info, "used_cpu_user");
+		Map<String, String> info = info(this.redis, "everything");
+		double redisCpu = number(info, "used_cpu_sys") + number(info, "used_cpu_user");
 		long commands = 0;
-		for (String line : info.split("\r?\n")) {
-			int calls = line.indexOf("calls=");
-			if (line.startsWith("cmdstat_") && calls > 0) {
-				commands += Long.parseLong(line.substring(calls + 6, line.indexOf(',', calls)));
+		for (Map.Entry<String, String> field : info.entrySet()) {
+			String value = field.getValue();
+			int calls = value.indexOf("calls=");
+			if (field.getKey().startsWith("cmdstat_") && calls >= 0) {
+				commands += Long.parseLong(value.substring(calls + 6, value.indexOf(',', calls)));
 			}
 		}
-		return new Snapshot(redisCpu, commands, (long) field(info, "total_net_input_bytes"),
-				(long) field(info, "total_net_output_bytes"), cpu, allocated);
+		return new Snapshot(redisCpu, commands, (long) number(info, "total_net_input_bytes"),
+				(long) number(info, "total_net_output_bytes"), cpu, allocated);
 	}
 
-	private static double field(String info, String name) {
-		for (String line : info.split("\r?\n")) {
-			if (line.startsWith(name + ":")) {
-				return Double.parseDouble(line.substring(name.length() + 1).trim());
+	/**
+	 * @param redis the server
+	 * @param section an {@code INFO} section, e.g. {@code clients}
+	 * @return its fields by name, read in one call
+	 */
+	static Map<String, String> info(RedisServerProcess redis, String section) {
+		Map<String, String> fields = new HashMap<>();
+		for (String line : redis.query("INFO", section).split("\r?\n")) {
+			int colon = line.indexOf(':');
+			if (colon > 0 && !line.startsWith("#")) {
+				fields.put(line.substring(0, colon), line.substring(colon + 1).trim());
 			}
 		}
-		throw new IllegalStateException("INFO has no " + name);
+		return fields;
+	}
+
+	/** @return a numeric {@code INFO} field */
+	static double number(Map<String, String> info, String name) {
+		String value = info.get(name);
+		if (value == null) {
+			throw new IllegalStateException("INFO has no " + name);
+		}
+		return Double.parseDouble(value);
 	}
 
 	private record Snapshot(double redisCpuSeconds, long commands, long inputBytes, long outputBytes, long clientCpuNanos,

@@ -586,12 +586,7 @@ public final class LockBenchmarks {
 	}
 
 	private static long connectedClients(RedisServerProcess redis) {
-		for (String line : redis.query("INFO", "clients").split("\r?\n")) {
-			if (line.startsWith("connected_clients:")) {
-				return Long.parseLong(line.substring("connected_clients:".length()).trim());
-			}
-		}
-		return 0;
+		return (long) CostMeter.number(CostMeter.info(redis, "clients"), "connected_clients");
 	}
 
 }

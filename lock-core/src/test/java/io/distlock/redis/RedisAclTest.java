@@ -131,16 +131,7 @@ class RedisAclTest {
 	}
 
 	private RedisLockRegistry client() {
-		RedisStandaloneConfiguration server = new RedisStandaloneConfiguration(redisServer.server().host(),
-				redisServer.server().port());
-		server.setUsername("locks");
-		server.setPassword(RedisPassword.of("s3cret-for-locks"));
-		LettuceConnectionFactory factory = new LettuceConnectionFactory(server,
-				LettuceClientConfiguration.builder().commandTimeout(Duration.ofSeconds(5)).build());
-		factory.afterPropertiesSet();
-		factory.start();
-		this.opened.add(factory::destroy);
-		RedisLockRegistry registry = new RedisLockRegistry(factory, "distlock",
+		RedisLockRegistry registry = new RedisLockRegistry(factory("s3cret-for-locks"), "distlock",
 				LockEngineOptions.builder().watchdogTimeout(Duration.ofSeconds(1)).build());
 		this.opened.add(registry);
 		return registry;
