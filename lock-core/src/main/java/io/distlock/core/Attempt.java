@@ -176,11 +176,7 @@ final class Attempt {
 					this.deferredInterrupt = true;
 					continue;
 				}
-				if (ex instanceof LockBackendException) {
-					throw ex;
-				}
-				throw new LockBackendException(this.name,
-						"Lock '" + this.name + "': " + this.engine.backend.explain(ex), ex);
+				throw this.engine.backendFailure(this.name, "", ex);
 			}
 		}
 	}

@@ -445,6 +445,15 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 		return hold.token;
 	}
 
+	/**
+	 * @param doing what failed, as the start of the message after the lock's name, or empty
+	 * @return a backend call's failure as the caller sees it: naming the lock and the real cause
+	 */
+	LockBackendException backendFailure(String name, String doing, RuntimeException ex) {
+		return (ex instanceof LockBackendException backend) ? backend
+				: new LockBackendException(name, "Lock '" + name + "': " + doing + this.backend.explain(ex), ex);
+	}
+
 	/** The first request for a hold's token: the backend issues it only if the hold is still there. */
 	private long issueToken(Hold hold) {
 		if (hold.lost() != null) {
@@ -455,11 +464,7 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 			token = this.backend.issueToken(hold.name, hold.owner, hold.holdId);
 		}
 		catch (RuntimeException ex) {
-			if (ex instanceof LockBackendException) {
-				throw ex;
-			}
-			throw new LockBackendException(hold.name,
-					"Lock '" + hold.name + "': no fencing token could be issued: " + this.backend.explain(ex), ex);
+			throw backendFailure(hold.name, "no fencing token could be issued: ", ex);
 		}
 		if (token == Acquisition.NO_TOKEN) {
 			// The hold is gone: a token now might be above the next holder's, and must not be used.

@@ -155,12 +155,16 @@ final class RedisReleaseSubscriber implements MessageListener, AutoCloseable {
 	 * @return the lock's channel and the notice, or {@code null} if this version cannot read it
 	 */
 	static Map.Entry<String, LockNotice> grant(String message) {
-		String[] parts = message.split(" ", 5);
-		if (parts.length == 5 && message.startsWith(GRANT_PREFIX)) {
-			LockNotice notice = notice(String.join(" ", parts[0], parts[1], parts[2], parts[3]));
-			return Map.entry(parts[4], notice);
+		// The lock's channel starts after the fourth space; what comes before is a hand-off as notice() reads it.
+		int end = -1;
+		for (int spaces = 0; spaces < 4; spaces++) {
+			end = message.indexOf(' ', end + 1);
+			if (end < 0) {
+				return null;
+			}
 		}
-		return null;
+		return message.startsWith(GRANT_PREFIX) ? Map.entry(message.substring(end + 1), notice(message.substring(0, end)))
+				: null;
 	}
 
 	/**

@@ -2,6 +2,8 @@ package io.distlock.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.Map;
+
 import org.junit.jupiter.api.Test;
 
 import io.distlock.core.LockNotice;
@@ -25,6 +27,15 @@ class RedisNoticesTest {
 		// The head then asks Redis, which knows; a malformed token must not throw on the subscriber's thread.
 		assertThat(RedisReleaseSubscriber.notice("grant x c1:7 k3")).isSameAs(LockNotice.RELEASED);
 		assertThat(RedisReleaseSubscriber.notice("grant 5 c1:7")).isSameAs(LockNotice.RELEASED);
+	}
+
+	/** A hand-off on a client's own channel names the lock's channel last, which may hold spaces. */
+	@Test
+	void aHandOffOnAClientChannelNamesTheLocksChannel() {
+		assertThat(RedisReleaseSubscriber.grant("grant 5 c1:7 k3 distlock:{a b  c}:released"))
+			.isEqualTo(Map.entry("distlock:{a b  c}:released", new LockNotice.Granted(5, "c1:7", "k3")));
+		assertThat(RedisReleaseSubscriber.grant("grant 5 c1:7 k3")).as("no lock channel").isNull();
+		assertThat(RedisReleaseSubscriber.grant("released a b c d")).isNull();
 	}
 
 }
