@@ -10,8 +10,15 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryNTimes;
 
 import io.distlock.core.LockBackend;
 import io.distlock.embedded.RedisServerProcess;
@@ -20,12 +27,13 @@ import io.distlock.embedded.TcpRelay;
 /**
  * The chaos soak: three client processes ({@link SoakClient}), eight threads each, lock sixteen keys
  * through distlock while faults are injected into the lock server, one class per phase with calm
- * before and recovery after; then {@link HistoryChecker} reads what they logged. Two runs: single
- * Redis (behind a TCP relay that can slow or cut connections) and Redlock over five masters.
+ * before and recovery after; then {@link HistoryChecker} reads what they logged. Three runs: single
+ * Redis (behind a TCP relay that can slow or cut connections), Redlock over five masters, and a
+ * ZooKeeper ensemble of three servers ({@link ZooKeeperEnsemble}).
  *
  * <p>Arguments: {@code --short} (about 3 minutes; CI), {@code --long} (about 30 minutes; by hand),
  * {@code --sanity} (the same without any locking: it must report violations),
- * {@code --only=<run>} ({@code redis} or {@code redlock}), {@code --phases=<name>,...},
+ * {@code --only=<run>,...} ({@code redis}, {@code redlock}, {@code zookeeper}), {@code --phases=<name>,...},
  * {@code --report=<file>} (Markdown), {@code --work=<dir>} (the clients' histories and logs).
  * Exits with 1 when a phase shows what a correct lock must not allow: overlapping holds where the
  * lock must keep exclusion, a stale write the fenced resource accepted, a stuck caller.
@@ -41,6 +49,9 @@ public final class ChaosSoak {
 	static final Duration WATCHDOG = Duration.ofSeconds(3);
 
 	static final Duration WAIT = Duration.ofSeconds(2);
+
+	/** How long after the clients stop every Redis lease and queue place has run out. */
+	private static final Duration REDIS_SETTLE = WATCHDOG.plus(LockBackend.QUEUE_PLACE).plusSeconds(1);
 
 	private ChaosSoak() {
 	}
@@ -81,20 +92,42 @@ public final class ChaosSoak {
 	 * @param backend what the clients locked with
 	 * @param results per phase
 	 * @param lostNotices holds the clients' listeners were told were lost
-	 * @param keysWithoutExpiry lock keys that would stay in the lock server for ever once every lease
-	 * had run out (a lock that nobody could take again); must be none
-	 * @param expiringKeys keys still there but expiring on their own (release markers)
+	 * @param leftovers what the lock servers still kept once every lease and session had run out
 	 * @param errors what failed in the clients, by kind, with how often
 	 * @param unplaced records that fall in no phase window (must be none)
 	 */
 	record RunResult(String name, String backend, List<HistoryChecker.PhaseResult> results, int lostNotices,
-			List<String> keysWithoutExpiry, int expiringKeys, Map<String, Integer> errors, long unplaced) {
+			Leftovers leftovers, Map<String, Integer> errors, long unplaced) {
+	}
+
+	/**
+	 * What the lock servers keep of a run once its clients have stopped and every lease and session
+	 * has run out.
+	 * @param stuck locks that would stay taken for ever (a Redis key without expiry, a lock znode
+	 * still there): a lock that nobody could take again; must be none
+	 * @param expiring Redis keys still there but expiring on their own (release markers)
+	 * @param description the sentence the report prints
+	 */
+	record Leftovers(List<String> stuck, int expiring, String description) {
+
+		static Leftovers ofRedisKeys(List<String> withoutExpiry, int expiring) {
+			return new Leftovers(withoutExpiry, expiring, String.format(Locale.ROOT,
+					"Once every lease had run out: %d keys without expiry%s, %d expiring on their own (release markers, 15 s).",
+					withoutExpiry.size(), withoutExpiry.isEmpty() ? "" : " " + withoutExpiry, expiring));
+		}
+
+		static Leftovers ofZnodes(List<String> nodes) {
+			return new Leftovers(nodes, 0, String.format(Locale.ROOT,
+					"Once every client's session had ended: %d lock nodes left%s.", nodes.size(),
+					nodes.isEmpty() ? "" : " " + nodes));
+		}
+
 	}
 
 	public static void main(String[] args) throws Exception {
 		Timing timing = Timing.SHORT;
 		boolean sanity = false;
-		List<String> runs = List.of("redis", "redlock");
+		List<String> runs = List.of("redis", "redlock", "zookeeper");
 		List<String> phases = List.of();
 		Path report = Path.of("target", "chaos-report.md");
 		Path work = Path.of("target", "chaos");
@@ -122,7 +155,7 @@ public final class ChaosSoak {
 			}
 			else {
 				System.err.println("Unknown argument " + arg
-						+ "; use --short | --long, --sanity, --only=redis,redlock, --phases=a,b, --report=<file>, --work=<dir>");
+						+ "; use --short | --long, --sanity, --only=redis,redlock,zookeeper, --phases=a,b, --report=<file>, --work=<dir>");
 				System.exit(2);
 			}
 		}
@@ -162,6 +195,9 @@ public final class ChaosSoak {
 			}
 			if (settings.runs().contains("redlock")) {
 				results.add(redlockRun(settings, resource, directory, progress));
+			}
+			if (settings.runs().contains("zookeeper")) {
+				results.add(zooKeeperRun(settings, resource, directory, progress));
 			}
 		}
 		return results;
@@ -217,7 +253,8 @@ public final class ChaosSoak {
 				// Later phases (and rounds) run without persistence again, as they did before.
 				.finishedBy(() -> lock.command("CONFIG", "SET", "appendonly", "no")));
 			return runPhases("redis", "single Redis " + lock.uri() + " behind a TCP relay", settings, phases,
-					List.of("lock=redis:" + relay.port()), resource, directory, progress, true, List.of(lock));
+					List.of("lock=redis:" + relay.port()), resource, directory, progress, true, REDIS_SETTLE,
+					() -> redisLeftovers(List.of(lock)));
 		}
 	}
 
@@ -252,10 +289,85 @@ public final class ChaosSoak {
 					true, context -> nodes.get(3).restart()));
 			String ports = String.join(",", nodes.stream().map(node -> Integer.toString(node.port())).toList());
 			return runPhases("redlock", "Redlock over 5 masters", settings, phases, List.of("lock=redlock:" + ports),
-					resource, directory, progress, false, nodes);
+					resource, directory, progress, false, REDIS_SETTLE, () -> redisLeftovers(nodes));
 		}
 		finally {
 			nodes.forEach(RedisServerProcess::close);
+		}
+	}
+
+	private static RunResult zooKeeperRun(Settings settings, RedisServerProcess resource, Path directory,
+			Consumer<String> progress) {
+		try (ZooKeeperEnsemble ensemble = new ZooKeeperEnsemble(3, directory.resolve("zookeeper-servers"))) {
+			Timing timing = settings.timing();
+			List<Phase> phases = new ArrayList<>();
+			phases.add(new Phase("zk-calm", "nothing", true, context -> context.hold(timing.fault())));
+			phases.add(new Phase("zk-kill-follower", "kill -9 of a follower; restarted after the fault", true,
+					context -> {
+						int follower = ensemble.follower();
+						ensemble.kill(follower);
+						context.hold(timing.fault());
+						ensemble.restart(follower);
+					}));
+			phases.add(new Phase("zk-kill-leader", "kill -9 of the leader; restarted after the fault", true, context -> {
+				int leader = ensemble.leader();
+				ensemble.kill(leader);
+				context.hold(timing.fault());
+				ensemble.restart(leader);
+			}));
+			phases.add(new Phase("zk-freeze-leader", "SIGSTOP of the leader", true, context -> {
+				int leader = ensemble.leader();
+				ensemble.pause(leader);
+				try {
+					context.hold(timing.fault());
+				}
+				finally {
+					ensemble.resume(leader);
+				}
+			}));
+			phases.add(new Phase("zk-lose-quorum", "kill -9 of 2 of 3 servers, the leader among them; restarted after the fault",
+					true, context -> {
+						int leader = ensemble.leader();
+						int follower = ensemble.follower();
+						ensemble.kill(leader);
+						ensemble.kill(follower);
+						context.hold(timing.fault());
+						ensemble.restart(leader);
+						ensemble.restart(follower);
+					}));
+			phases.add(new Phase("zk-replace-follower", "kill -9 of a follower, restarted with an empty data directory",
+					true, context -> {
+						int follower = ensemble.follower();
+						ensemble.kill(follower);
+						ensemble.restartEmpty(follower);
+					}));
+			phases.add(new Phase("zk-pause-short", "SIGSTOP of client c1 for 1.5 s (session 3 s)", true,
+					context -> context.freezeClient(0, Duration.ofMillis(1500))).pausing("c1"));
+			phases.add(new Phase("zk-pause-long", "SIGSTOP of client c1 for 6 s (past its 3 s session)", false,
+					context -> context.freezeClient(0, Duration.ofSeconds(6))).pausing("c1"));
+			// Each fault starts from a whole ensemble with a leader.
+			phases.forEach(phase -> phase.preparedBy(ensemble::awaitLeader));
+			return runPhases("zookeeper", "ZooKeeper ensemble of 3 servers", settings, phases,
+					List.of("lock=zookeeper:" + ensemble.connectString()), resource, directory, progress, true,
+					// A stopped client's session ends one session timeout (the watchdog timeout) after its
+					// last heartbeat; the leader expires sessions on tick boundaries.
+					WATCHDOG.plusSeconds(3), () -> Leftovers.ofZnodes(lockNodes(ensemble.connectString())));
+		}
+	}
+
+	/** @return the lock znodes under the soak's base path, which its clients' sessions should have taken along */
+	private static List<String> lockNodes(String connectString) {
+		try (CuratorFramework curator = CuratorFrameworkFactory.newClient(connectString, 10_000, 5_000,
+				new RetryNTimes(5, 500))) {
+			curator.start();
+			if (!curator.blockUntilConnected(30, TimeUnit.SECONDS)) {
+				throw new IllegalStateException("No ZooKeeper server of " + connectString + " answered within 30 s");
+			}
+			return (curator.checkExists().forPath("/distlock") == null) ? List.of()
+					: curator.getChildren().forPath("/distlock");
+		}
+		catch (Exception ex) {
+			throw new IllegalStateException("Could not list the lock nodes left in ZooKeeper", ex);
 		}
 	}
 
@@ -275,7 +387,7 @@ public final class ChaosSoak {
 
 	private static RunResult runPhases(String name, String backend, Settings settings, List<Phase> phases,
 			List<String> lockArguments, RedisServerProcess resource, Path directory, Consumer<String> progress,
-			boolean fencing, List<RedisServerProcess> lockServers) {
+			boolean fencing, Duration settle, Supplier<Leftovers> leftovers) {
 		Path runDirectory = directory.resolve(name);
 		try {
 			Files.createDirectories(runDirectory);
@@ -326,9 +438,25 @@ public final class ChaosSoak {
 			now = System.nanoTime();
 			windows.add(new PhaseWindow("stopping", "clients stop", windowStart, now, now, now, true, null, null));
 		}
-		// Holds of a stopped client run out with their lease, hand-offs to vanished waiters with their
-		// queue place: after both, nothing of the soak should be left but the fencing counters.
-		sleep(WATCHDOG.plus(LockBackend.QUEUE_PLACE).plusSeconds(1));
+		// Holds of a stopped client run out with their lease (or session), hand-offs to vanished waiters
+		// with their queue place: after both, nothing of the soak should be left but the fencing counters.
+		sleep(settle);
+		Leftovers left = leftovers.get();
+		Map<String, Map<String, HistoryChecker.Counters>> counters = new HashMap<>();
+		for (PhaseWindow window : windows) {
+			Map<String, HistoryChecker.Counters> byKey = new HashMap<>();
+			for (int key = 0; key < KEYS; key++) {
+				byKey.put("k" + key, new HistoryChecker.Counters(number(resource.query("GET", "plain:" + window.name() + ":k" + key)),
+						number(resource.query("GET", "fenced:" + window.name() + ":k" + key))));
+			}
+			counters.put(window.name(), byKey);
+		}
+		return new RunResult(name, backend, HistoryChecker.check(windows, history.records, counters,
+				fencing || settings.sanity()), history.lostNotices, left, history.errors,
+				HistoryChecker.unplaced(windows, history.records));
+	}
+
+	private static Leftovers redisLeftovers(List<RedisServerProcess> lockServers) {
 		List<String> withoutExpiry = new ArrayList<>();
 		int expiring = 0;
 		for (RedisServerProcess server : lockServers) {
@@ -345,18 +473,7 @@ public final class ChaosSoak {
 				}
 			}
 		}
-		Map<String, Map<String, HistoryChecker.Counters>> counters = new HashMap<>();
-		for (PhaseWindow window : windows) {
-			Map<String, HistoryChecker.Counters> byKey = new HashMap<>();
-			for (int key = 0; key < KEYS; key++) {
-				byKey.put("k" + key, new HistoryChecker.Counters(number(resource.query("GET", "plain:" + window.name() + ":k" + key)),
-						number(resource.query("GET", "fenced:" + window.name() + ":k" + key))));
-			}
-			counters.put(window.name(), byKey);
-		}
-		return new RunResult(name, backend, HistoryChecker.check(windows, history.records, counters,
-				fencing || settings.sanity()), history.lostNotices, withoutExpiry, expiring, history.errors,
-				HistoryChecker.unplaced(windows, history.records));
+		return Leftovers.ofRedisKeys(withoutExpiry, expiring);
 	}
 
 	private static long number(String reply) {

@@ -166,6 +166,12 @@ public final class HistoryChecker {
 		return results;
 	}
 
+	/** @return whether the hold's acquisition was under way when its client was frozen */
+	private static boolean takenWhileFrozen(List<PhaseWindow> windows, HoldRecord hold) {
+		return windows.stream().anyMatch(window -> hold.client().equals(window.pausedClient())
+				&& hold.waitStart() <= window.faultStart() && hold.start() >= window.faultStart());
+	}
+
 	private static boolean pausedThrough(PhaseWindow window, HoldRecord record) {
 		return record.client().equals(window.pausedClient()) && record.waitStart() < window.faultEnd()
 				&& record.start() > window.faultStart();
@@ -205,6 +211,11 @@ public final class HistoryChecker {
 	 * Per key, in the order holds began: a token must be above every token an earlier holder of
 	 * another owner had (an owner taking up its own hold again keeps its token). Each offence
 	 * belongs to the phase in which the later hold began.
+	 *
+	 * <p>A frozen client's acquisition that was under way when the freeze began is placed in time
+	 * only by its own clock, which records when the answer was seen after the thaw, not when the
+	 * lock was taken: anywhere from its wait's start on. Its token is held only against holders
+	 * that had begun before that; the fenced resource judges its writes.
 	 */
 	private static Map<String, int[]> tokensOutOfOrder(List<PhaseWindow> windows, List<HoldRecord> records) {
 		Map<String, List<HoldRecord>> byKey = new HashMap<>();
@@ -218,8 +229,18 @@ public final class HistoryChecker {
 			holds.sort(Comparator.comparingLong(HoldRecord::start));
 			long highest = -1;
 			String highestOwner = null;
-			for (HoldRecord hold : holds) {
-				if (hold.token() < highest || (hold.token() == highest && !hold.owner().equals(highestOwner))) {
+			for (int i = 0; i < holds.size(); i++) {
+				HoldRecord hold = holds.get(i);
+				boolean offence;
+				if (takenWhileFrozen(windows, hold)) {
+					// Rare: scanned against the holds that had certainly begun before it.
+					offence = holds.subList(0, i).stream().anyMatch(before -> before.start() < hold.waitStart()
+							&& !before.owner().equals(hold.owner()) && before.token() >= hold.token());
+				}
+				else {
+					offence = hold.token() < highest || (hold.token() == highest && !hold.owner().equals(highestOwner));
+				}
+				if (offence) {
 					offences.computeIfAbsent(phaseAt(windows, hold.start()), name -> new int[1])[0]++;
 				}
 				if (hold.token() > highest) {

@@ -16,8 +16,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryUntilElapsed;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
@@ -31,6 +35,7 @@ import io.distlock.core.LockEngineOptions;
 import io.distlock.redis.RedisLockRegistry;
 import io.distlock.redlock.RedlockLockRegistry;
 import io.distlock.redlock.RedlockSettings;
+import io.distlock.zookeeper.ZooKeeperLockRegistry;
 
 /**
  * One soak client: a JVM of its own (so that it can be frozen and its connections killed like a
@@ -38,14 +43,17 @@ import io.distlock.redlock.RedlockSettings;
  * {@link LockRegistry} API and run a critical section against the {@link FencedResource}, logging
  * every attempt as a {@link HoldRecord}. Started and stopped by {@link SoakClients}.
  *
- * <p>Arguments are {@code name=value} pairs: {@code client}, {@code lock} ({@code redis:<port>} or
- * {@code redlock:<port>,<port>,...}, all on 127.0.0.1), {@code resource} (port), {@code threads},
+ * <p>Arguments are {@code name=value} pairs: {@code client}, {@code lock} ({@code redis:<port>},
+ * {@code redlock:<port>,<port>,...}, all on 127.0.0.1, or {@code zookeeper:<connect string>}), {@code resource} (port), {@code threads},
  * {@code keys}, {@code watchdog} and {@code wait} (milliseconds), {@code history} (file) and
  * {@code sanity} ({@code true}: no locking at all, to show that the checker catches what a missing
  * lock does). It prints {@code READY} once its registry works and stops when a line {@code stop}
  * (or the end of input) arrives, printing {@code DONE} once its history is written.
  */
 public final class SoakClient {
+
+	/** How long a Redis command, or a ZooKeeper call's retries of a lost connection, may take. */
+	private static final Duration CALL_TIMEOUT = Duration.ofSeconds(1);
 
 	private SoakClient() {
 	}
@@ -72,7 +80,7 @@ public final class SoakClient {
 			.restartGrace(watchdog)
 			.listener(lost -> lostNotices.incrementAndGet())
 			.build();
-		LockEngine registry = registry(options.get("lock"), engineOptions);
+		LockEngine registry = registry(options.get("lock"), engineOptions, watchdog);
 		FencedResource resource = new FencedResource(Integer.parseInt(options.get("resource")));
 		List<String> records = Collections.synchronizedList(new ArrayList<>());
 		SectionLoop loop = new SectionLoop(client, registry, resource, keys, waitMillis, sanity, records);
@@ -120,24 +128,54 @@ public final class SoakClient {
 		Runtime.getRuntime().halt(0);
 	}
 
-	private static LockEngine registry(String lock, LockEngineOptions options) {
-		String[] kindAndPorts = lock.split(":", 2);
+	private static LockEngine registry(String lock, LockEngineOptions options, Duration watchdog) {
+		String[] kindAndServers = lock.split(":", 2);
+		if (kindAndServers[0].equals("zookeeper")) {
+			return ZooKeeperLockRegistry.owning(curator(kindAndServers[1], watchdog), "/distlock", options);
+		}
 		List<RedisConnectionFactory> factories = new ArrayList<>();
-		for (String port : kindAndPorts[1].split(",")) {
+		for (String port : kindAndServers[1].split(",")) {
 			LettuceConnectionFactory factory = new LettuceConnectionFactory(
 					new RedisStandaloneConfiguration("127.0.0.1", Integer.parseInt(port)),
 					// Shorter than the watchdog timeout, as the README advises, so that a renewal
 					// stuck on a dead server fails while the lease still runs.
-					LettuceClientConfiguration.builder().commandTimeout(Duration.ofSeconds(1)).build());
+					LettuceClientConfiguration.builder().commandTimeout(CALL_TIMEOUT).build());
 			factory.afterPropertiesSet();
 			factory.start();
 			factories.add(factory);
 		}
-		return switch (kindAndPorts[0]) {
+		return switch (kindAndServers[0]) {
 			case "redis" -> new RedisLockRegistry(factories.get(0), "distlock", options);
 			case "redlock" -> RedlockLockRegistry.owning(factories, "distlock", RedlockSettings.DEFAULTS, options);
-			default -> throw new IllegalArgumentException("lock must be redis:<port> or redlock:<ports> but was " + lock);
+			default -> throw new IllegalArgumentException(
+					"lock must be redis:<port>, redlock:<ports> or zookeeper:<connect string> but was " + lock);
 		};
+	}
+
+	/**
+	 * A Curator client built as the auto-configuration builds one from {@code distlock.zookeeper.*},
+	 * with the soak's short times: the session lasts one watchdog timeout (a frozen or cut-off client
+	 * loses its holds after it, as a Redis client loses them after its lease), and a call retries a
+	 * lost connection for the same second as a Redis command waits.
+	 */
+	private static CuratorFramework curator(String connectString, Duration sessionTimeout) {
+		CuratorFramework curator = CuratorFrameworkFactory.builder()
+			.connectString(connectString)
+			.sessionTimeoutMs((int) sessionTimeout.toMillis())
+			.connectionTimeoutMs((int) CALL_TIMEOUT.toMillis())
+			.retryPolicy(new RetryUntilElapsed((int) CALL_TIMEOUT.toMillis(), 100))
+			.build();
+		curator.start();
+		try {
+			if (!curator.blockUntilConnected(30, TimeUnit.SECONDS)) {
+				throw new IllegalStateException("No ZooKeeper server of " + connectString + " answered within 30 s");
+			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException("Interrupted while connecting to ZooKeeper", ex);
+		}
+		return curator;
 	}
 
 	/** The critical-section loop every thread of a client runs. */
@@ -247,8 +285,9 @@ public final class SoakClient {
 			HoldRecord.Fenced fenced = HoldRecord.Fenced.NONE;
 			boolean tokenIssued = true;
 			try {
-				// Without a lock every section shows the same token, which a fenced resource cannot tell apart.
-				token = this.sanity ? 0 : fencingToken(lock);
+				// Without a lock every section shows the same token, which a fenced resource cannot tell apart;
+				// Redlock hands out none, and its sections write only the plain counter.
+				token = this.sanity ? 0 : this.registry.offersFencingTokens() ? lock.getFencingToken() : -1;
 			}
 			catch (RuntimeException ex) {
 				// Issued on request, a token is one more round trip, which a fault can fail (or find the
@@ -298,16 +337,6 @@ public final class SoakClient {
 			// Ports and numbers vary between occurrences of one failure; one line per kind is enough.
 			message = message.replaceAll("[0-9]+", "N");
 			return ex.getClass().getSimpleName() + ": " + message.substring(0, Math.min(message.length(), 240));
-		}
-
-		private static long fencingToken(DistLock lock) {
-			try {
-				return lock.getFencingToken();
-			}
-			catch (UnsupportedOperationException ex) {
-				// Redlock hands out none; the section then writes only the plain counter.
-				return -1;
-			}
 		}
 
 		private void log(HoldRecord record) {

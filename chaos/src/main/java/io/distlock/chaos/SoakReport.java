@@ -45,10 +45,8 @@ final class SoakReport {
 			out.append("\nFaults: ");
 			out.append(String.join("; ",
 					run.results().stream().map(result -> result.window().name() + " = " + result.window().fault()).toList()));
-			out.append(String.format(Locale.ROOT, "%n%nLost-hold notices to listeners: %d. Once every lease had run out: "
-					+ "%d keys without expiry%s, %d expiring on their own (release markers, 15 s).%n%n", run.lostNotices(),
-					run.keysWithoutExpiry().size(), run.keysWithoutExpiry().isEmpty() ? "" : " " + run.keysWithoutExpiry(),
-					run.expiringKeys()));
+			out.append(String.format(Locale.ROOT, "%n%nLost-hold notices to listeners: %d. %s%n%n", run.lostNotices(),
+					run.leftovers().description()));
 			if (!run.errors().isEmpty()) {
 				out.append("Failures the clients saw (count, kind):\n\n");
 				run.errors().entrySet().stream()
@@ -68,8 +66,8 @@ final class SoakReport {
 			if (run.unplaced() > 0) {
 				violations.add(run.name() + ": " + run.unplaced() + " records outside every phase window");
 			}
-			if (!run.keysWithoutExpiry().isEmpty()) {
-				violations.add(run.name() + ": lock keys that never expire " + run.keysWithoutExpiry());
+			if (!run.leftovers().stuck().isEmpty()) {
+				violations.add(run.name() + ": locks that nobody can take again " + run.leftovers().stuck());
 			}
 			for (HistoryChecker.PhaseResult result : run.results()) {
 				for (String violation : result.violations()) {

@@ -58,7 +58,7 @@ class ChaosSoakSanityTest {
 				.containsExactly("warm-up", "calm", "stopping");
 			assertThat(run.unplaced()).isZero();
 			if (!sanity) {
-				assertThat(run.keysWithoutExpiry()).isEmpty();
+				assertThat(run.leftovers().stuck()).isEmpty();
 				assertThat(SoakReport.violations(runs)).isEmpty();
 			}
 		});

@@ -70,6 +70,22 @@ class HistoryCheckerTest {
 	}
 
 	@Test
+	void aFrozenClientsAcquisitionIsHeldOnlyAgainstHoldersThatBeganBeforeItsWait() {
+		// c1 waited from 900 ms, was frozen from 1000 to 2000 and saw its answer at 2100: it may have
+		// taken the lock before c2 (token 6 at 1500), so its lower token 5 proves nothing; c3's hold
+		// from 800 ms had certainly begun before c1 waited, and its token 7 is above c1's.
+		PhaseWindow paused = new PhaseWindow("p", "pause", 0, 1000 * MS, 2000 * MS, 4000 * MS, false, "c1", null);
+		HoldRecord frozen = new HoldRecord("p", "k0", "c1-t0", 900 * MS, 2100 * MS, 2110 * MS, 2000, 5, Outcome.OK, true,
+				Fenced.REJECTED);
+		List<HoldRecord> inDoubt = List.of(frozen, hold("c2-t0", 1500, 1510, 6, Fenced.ACCEPTED));
+		assertThat(HistoryChecker.check(List.of(paused), inDoubt, Map.of("p", Map.of("k0", new Counters(2, 1))), true)
+			.get(0).tokensOutOfOrder()).isZero();
+		List<HoldRecord> certain = List.of(hold("c3-t0", 800, 810, 7, Fenced.ACCEPTED), frozen);
+		assertThat(HistoryChecker.check(List.of(paused), certain, Map.of("p", Map.of("k0", new Counters(2, 1))), true)
+			.get(0).tokensOutOfOrder()).isEqualTo(1);
+	}
+
+	@Test
 	void aRejectedWriteWhereTheLockMustBeExclusiveIsAViolation() {
 		List<HoldRecord> records = List.of(hold("c1-t0", 10, 20, 1, Fenced.ACCEPTED), hold("c2-t0", 30, 40, 2, Fenced.REJECTED));
 		assertThat(check(records, 2, 1).violations()).singleElement().asString().contains("rejected");

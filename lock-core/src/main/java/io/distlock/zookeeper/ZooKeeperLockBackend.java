@@ -200,9 +200,11 @@ public final class ZooKeeperLockBackend implements LockBackend {
 			forget(stale);
 			deleteQuietly(stale);
 		}
+		int lateAnswers = 0;
 		while (true) {
 			String nonce = ((ticket != null) ? ticket : "-") + "." + UUID.randomUUID();
 			Stat stat = new Stat();
+			long sent = System.nanoTime();
 			try {
 				try {
 					this.client.create().storingStatIn(stat).creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
@@ -218,7 +220,24 @@ public final class ZooKeeperLockBackend implements LockBackend {
 					leftover(path, owner, nonce::equals);
 					throw unanswered;
 				}
-				return held(name, owner, path, stat, lease);
+				Duration session = sessionTimeout();
+				if (System.nanoTime() - sent < session.toNanos()) {
+					// The ensemble heard from this session when the create arrived, after it was sent, and
+					// expires a session only a whole timeout after it last heard from it: the node stands.
+					return held(name, owner, path, stat, lease);
+				}
+				// Answered only after a whole session timeout: this client may have been frozen or cut off
+				// meanwhile, its session expired, its node deleted and the lock taken by another client,
+				// whose token is higher. The answer proves nothing; the loop creates again, and meets this
+				// node (deleting it as stale) only if it still stands.
+				if (++lateAnswers == MAX_LATE_ANSWERS) {
+					leftover(path, owner, nonce::equals);
+					throw new ZooKeeperCallException("ZooKeeper at " + this.ensemble + " answered " + MAX_LATE_ANSWERS
+							+ " creates of lock '" + name + "' in a row only after the session timeout (" + session.toMillis()
+							+ " ms), when the node may already have been deleted; the lock was not taken. Is this process"
+							+ " starved of CPU, or the ensemble overloaded? A longer session timeout tolerates slower answers.",
+							null);
+				}
 			}
 			catch (KeeperException.NodeExistsException taken) {
 				Stat existing = new Stat();
@@ -281,6 +300,9 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
 	/** How long an acquisition that met a stale node of its own, being deleted, waits before trying again. */
 	private static final Duration STALE_NODE_RETRY = Duration.ofMillis(100);
+
+	/** How many creates in a row may be answered only after a session timeout before an acquisition fails. */
+	private static final int MAX_LATE_ANSWERS = 3;
 
 	/** Creates whose answer never came; their nodes, if they landed, are deleted (retried on reconnection). */
 	private final Set<Leftover> leftovers = ConcurrentHashMap.newKeySet();

@@ -1,11 +1,13 @@
 package io.distlock.zookeeper;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -45,6 +47,8 @@ class ZooKeeperLockBackendRaceTest {
 
 	private ZooKeeperLockBackend mine;
 
+	private CuratorFramework mineCurator;
+
 	private ZooKeeperLockBackend theirs;
 
 	private CuratorFramework observer;
@@ -66,7 +70,8 @@ class ZooKeeperLockBackendRaceTest {
 	@BeforeEach
 	void backends() {
 		this.clients = new ZooKeeperTestClients(server.getConnectString());
-		this.mine = backend();
+		this.mineCurator = this.clients.newCurator(ZooKeeperTestClients.SESSION_TIMEOUT);
+		this.mine = new ZooKeeperLockBackend(this.mineCurator, BASE, ZooKeeperTestClients.CONNECTION_TIMEOUT, true);
 		this.theirs = backend();
 		this.observer = this.clients.newCurator(ZooKeeperTestClients.SESSION_TIMEOUT);
 	}
@@ -165,6 +170,67 @@ class ZooKeeperLockBackendRaceTest {
 		this.mine.awaitBackgroundTasks();
 		assertThat(node("u")).as("the unanswered create's node").isNull();
 		assertThat(this.theirs.acquire("u", "owner-2", 0, LONG).status()).isEqualTo(Acquisition.Status.ACQUIRED);
+	}
+
+	/**
+	 * Defect (found by the chaos soak, SIGSTOP of a client past its session): a create answered only
+	 * after the session had expired was taken as a hold, while the ensemble had deleted its node and
+	 * another client held the lock with a higher token: two holders, the later one with the older token.
+	 */
+	@Test
+	void aCreateAnsweredAfterTheSessionExpiredIsNotTakenForAHold() throws Exception {
+		CountDownLatch created = new CountDownLatch(1);
+		CountDownLatch answerArrives = new CountDownLatch(1);
+		this.mine.hook = (point, name) -> {
+			if (point.equals("created") && created.getCount() > 0) {
+				created.countDown();
+				assertThat(answerArrives.await(60, TimeUnit.SECONDS)).isTrue();
+			}
+		};
+		Future<Acquisition> late = this.threads.submit(() -> this.mine.acquire("late", "owner-1", 0, LONG, Duration.ZERO, "t1"));
+		assertThat(created.await(30, TimeUnit.SECONDS)).isTrue();
+		// While the answer is on its way the client goes silent, its session expires, the ensemble
+		// deletes its node, and another client takes the lock.
+		this.clients.cutOff(this.mineCurator);
+		Acquisition theirs = await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
+			.until(() -> this.theirs.acquire("late", "owner-2", 0, LONG), acquisition -> acquisition.status() == Acquisition.Status.ACQUIRED);
+		answerArrives.countDown();
+
+		Acquisition answered;
+		try {
+			answered = late.get(30, TimeUnit.SECONDS);
+		}
+		catch (ExecutionException failed) {
+			// Failing is allowed (the new session may still be connecting); holding is not.
+			assertThat(failed.getCause()).isInstanceOf(ZooKeeperLockBackend.ZooKeeperCallException.class);
+			answered = null;
+		}
+		if (answered != null) {
+			assertThat(answered.status()).as("the lock is the other client's").isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		}
+		assertThat(node("late").getCzxid()).isEqualTo(theirs.token());
+	}
+
+	/** A create answered late by a session that is still alive is made again, and then holds. */
+	@Test
+	void aCreateAnsweredLateByASessionStillAliveIsMadeAgainAndHolds() throws Exception {
+		CountDownLatch created = new CountDownLatch(1);
+		this.mine.hook = (point, name) -> {
+			if (point.equals("created") && created.getCount() > 0) {
+				created.countDown();
+				// Longer than the session timeout, with the client's own threads keeping the session alive.
+				Thread.sleep(ZooKeeperTestClients.SESSION_TIMEOUT.plusMillis(500).toMillis());
+			}
+		};
+		Future<Acquisition> late = this.threads.submit(() -> this.mine.acquire("slow", "owner-1", 0, LONG, Duration.ZERO, "t1"));
+		assertThat(created.await(30, TimeUnit.SECONDS)).isTrue();
+		Stat first = node("slow");
+		Acquisition held = late.get(30, TimeUnit.SECONDS);
+
+		assertThat(held.status()).isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(held.token()).as("a node made again").isGreaterThan(first.getCzxid());
+		assertThat(node("slow").getCzxid()).isEqualTo(held.token());
+		assertThat(this.theirs.acquire("slow", "owner-2", 0, LONG).status()).isEqualTo(Acquisition.Status.HELD_BY_OTHER);
 	}
 
 	/** The engine's call for an unanswered attempt deletes that attempt's node, and only such a node. */
