@@ -30,6 +30,12 @@ public final class HistoryChecker {
 	}
 
 	/**
+	 * How soon after a thaw a frozen thread records a hold it took as the freeze began: it only has
+	 * to be scheduled again. A hold recorded later was taken by a call made after the thaw.
+	 */
+	static final long THAWED_NANOS = 1_000_000_000L;
+
+	/**
 	 * What one phase showed.
 	 * @param window the phase
 	 * @param attempts every {@code tryLock}
@@ -44,6 +50,9 @@ public final class HistoryChecker {
 	 * @param staleAccepted stale writes it accepted: updates lost on the fenced counter
 	 * @param tokensOutOfOrder holds whose fencing token was not above that of every earlier holder of
 	 * the key (another owner's equal token counts too)
+	 * @param tokensInDoubt holds of a frozen client, taken as the freeze began, whose token was below
+	 * a holder's that began during the freeze: the record cannot tell whether the hold was taken
+	 * before that holder (no offence) or after it; shown, not counted as a violation
 	 * @param incomplete writes the resource holds that no record accounts for: a history with gaps
 	 * @param lostAtUnlock holds whose {@code unlock()} said they had been lost
 	 * @param unlockFailures {@code unlock()}s that failed otherwise
@@ -56,7 +65,7 @@ public final class HistoryChecker {
 	 */
 	public record PhaseResult(PhaseWindow window, int attempts, int acquisitions, int notAcquired, int acquireFailures,
 			int overlaps, double overlapMillis, long plainLost, long fencedAccepted, long fencedRejected,
-			long staleAccepted, int tokensOutOfOrder, long incomplete, int lostAtUnlock, int unlockFailures, double maxOverrunMillis, double rateBefore,
+			long staleAccepted, int tokensOutOfOrder, int tokensInDoubt, long incomplete, int lostAtUnlock, int unlockFailures, double maxOverrunMillis, double rateBefore,
 			double rateDuring, double rateAfter, double recoverySeconds) {
 
 		/** @return what a correct lock must not have let happen in this phase, empty if nothing */
@@ -158,7 +167,8 @@ public final class HistoryChecker {
 					overlapsByPhase.getOrDefault(window.name(), new int[1])[0],
 					overlapMillisByPhase.getOrDefault(window.name(), new double[1])[0], plainLost,
 					fencing ? fencedAccepted : -1, fencedRejected, fencing ? staleAccepted : 0,
-					fencing ? tokensOutOfOrder.getOrDefault(window.name(), new int[1])[0] : 0, incomplete,
+					fencing ? tokensOutOfOrder.getOrDefault(window.name(), new int[2])[0] : 0,
+					fencing ? tokensOutOfOrder.getOrDefault(window.name(), new int[2])[1] : 0, incomplete,
 					(int) inWindow.stream().filter(record -> record.outcome() == HoldRecord.Outcome.LOST).count(),
 					(int) inWindow.stream().filter(record -> record.outcome() == HoldRecord.Outcome.UNLOCK_FAILED).count(),
 					maxOverrun, before, during, after, recovery(inWindow, window, before)));
@@ -166,10 +176,18 @@ public final class HistoryChecker {
 		return results;
 	}
 
-	/** @return whether the hold's acquisition was under way when its client was frozen */
-	private static boolean takenWhileFrozen(List<PhaseWindow> windows, HoldRecord hold) {
-		return windows.stream().anyMatch(window -> hold.client().equals(window.pausedClient())
-				&& hold.waitStart() <= window.faultStart() && hold.start() >= window.faultStart());
+	/**
+	 * @return the window whose freeze caught the hold's client between taking the lock and recording
+	 * it (waiting as the freeze began, and recorded right after the thaw), or {@code null}
+	 */
+	private static PhaseWindow frozenAsTaken(List<PhaseWindow> windows, HoldRecord hold) {
+		for (PhaseWindow window : windows) {
+			if (hold.client().equals(window.pausedClient()) && hold.waitStart() <= window.faultStart()
+					&& hold.start() >= window.faultStart() && hold.start() - window.faultEnd() < THAWED_NANOS) {
+				return window;
+			}
+		}
+		return null;
 	}
 
 	private static boolean pausedThrough(PhaseWindow window, HoldRecord record) {
@@ -212,10 +230,12 @@ public final class HistoryChecker {
 	 * another owner had (an owner taking up its own hold again keeps its token). Each offence
 	 * belongs to the phase in which the later hold began.
 	 *
-	 * <p>A frozen client's acquisition that was under way when the freeze began is placed in time
-	 * only by its own clock, which records when the answer was seen after the thaw, not when the
-	 * lock was taken: anywhere from its wait's start on. Its token is held only against holders
-	 * that had begun before that; the fenced resource judges its writes.
+	 * <p>A frozen client's acquisition that was answered just as the freeze began is placed in time
+	 * only by its own clock, which records the hold's start after the thaw: it may have been taken
+	 * before every hold that began during the freeze. Its token is held for certain only against
+	 * holders that began before the freeze; being below a later one is counted as in doubt.
+	 *
+	 * @return per phase, the offences (index 0) and those in doubt (index 1)
 	 */
 	private static Map<String, int[]> tokensOutOfOrder(List<PhaseWindow> windows, List<HoldRecord> records) {
 		Map<String, List<HoldRecord>> byKey = new HashMap<>();
@@ -231,17 +251,13 @@ public final class HistoryChecker {
 			String highestOwner = null;
 			for (int i = 0; i < holds.size(); i++) {
 				HoldRecord hold = holds.get(i);
-				boolean offence;
-				if (takenWhileFrozen(windows, hold)) {
+				if (hold.token() < highest || (hold.token() == highest && !hold.owner().equals(highestOwner))) {
+					PhaseWindow freeze = frozenAsTaken(windows, hold);
 					// Rare: scanned against the holds that had certainly begun before it.
-					offence = holds.subList(0, i).stream().anyMatch(before -> before.start() < hold.waitStart()
-							&& !before.owner().equals(hold.owner()) && before.token() >= hold.token());
-				}
-				else {
-					offence = hold.token() < highest || (hold.token() == highest && !hold.owner().equals(highestOwner));
-				}
-				if (offence) {
-					offences.computeIfAbsent(phaseAt(windows, hold.start()), name -> new int[1])[0]++;
+					boolean certain = freeze == null || holds.subList(0, i).stream()
+						.anyMatch(before -> before.start() < freeze.faultStart() && !before.owner().equals(hold.owner())
+								&& before.token() >= hold.token());
+					offences.computeIfAbsent(phaseAt(windows, hold.start()), name -> new int[2])[certain ? 0 : 1]++;
 				}
 				if (hold.token() > highest) {
 					highest = hold.token();

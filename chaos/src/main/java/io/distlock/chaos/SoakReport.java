@@ -36,7 +36,8 @@ final class SoakReport {
 						result.acquisitions(), result.overlaps(), result.overlapMillis(), result.plainLost(),
 						(result.fencedAccepted() < 0) ? "no tokens" : result.fencedAccepted() + " / " + result.fencedRejected(),
 						(result.fencedAccepted() < 0) ? "n/a" : Long.toString(result.staleAccepted()),
-						(result.fencedAccepted() < 0) ? "n/a" : Integer.toString(result.tokensOutOfOrder()),
+						(result.fencedAccepted() < 0) ? "n/a" : result.tokensOutOfOrder()
+								+ ((result.tokensInDoubt() > 0) ? " (" + result.tokensInDoubt() + " in doubt)" : ""),
 						result.lostAtUnlock(), result.acquireFailures(), result.unlockFailures(), result.notAcquired(),
 						result.maxOverrunMillis(), result.rateBefore(), result.rateDuring(), result.rateAfter(),
 						(result.recoverySeconds() < 0) ? "not in phase" : String.format(Locale.ROOT, "%.2f", result.recoverySeconds()),

@@ -70,19 +70,26 @@ class HistoryCheckerTest {
 	}
 
 	@Test
-	void aFrozenClientsAcquisitionIsHeldOnlyAgainstHoldersThatBeganBeforeItsWait() {
-		// c1 waited from 900 ms, was frozen from 1000 to 2000 and saw its answer at 2100: it may have
-		// taken the lock before c2 (token 6 at 1500), so its lower token 5 proves nothing; c3's hold
-		// from 800 ms had certainly begun before c1 waited, and its token 7 is above c1's.
+	void aHoldAFrozenClientTookAsTheFreezeBeganIsInDoubtOnlyAgainstHoldersThatBeganDuringTheFreeze() {
+		// c1 waited from 900 ms, was frozen from 1000 to 2000 and recorded its hold at 2100: it may have
+		// taken the lock before c2 (token 6 at 1500), so its lower token 5 is in doubt; c3's hold from
+		// 950 ms had begun before the freeze, and its token 7 above c1's is an offence.
 		PhaseWindow paused = new PhaseWindow("p", "pause", 0, 1000 * MS, 2000 * MS, 4000 * MS, false, "c1", null);
 		HoldRecord frozen = new HoldRecord("p", "k0", "c1-t0", 900 * MS, 2100 * MS, 2110 * MS, 2000, 5, Outcome.OK, true,
 				Fenced.REJECTED);
-		List<HoldRecord> inDoubt = List.of(frozen, hold("c2-t0", 1500, 1510, 6, Fenced.ACCEPTED));
-		assertThat(HistoryChecker.check(List.of(paused), inDoubt, Map.of("p", Map.of("k0", new Counters(2, 1))), true)
-			.get(0).tokensOutOfOrder()).isZero();
-		List<HoldRecord> certain = List.of(hold("c3-t0", 800, 810, 7, Fenced.ACCEPTED), frozen);
-		assertThat(HistoryChecker.check(List.of(paused), certain, Map.of("p", Map.of("k0", new Counters(2, 1))), true)
-			.get(0).tokensOutOfOrder()).isEqualTo(1);
+		PhaseResult inDoubt = HistoryChecker.check(List.of(paused), List.of(frozen, hold("c2-t0", 1500, 1510, 6, Fenced.ACCEPTED)),
+				Map.of("p", Map.of("k0", new Counters(2, 1))), true).get(0);
+		assertThat(inDoubt.tokensOutOfOrder()).isZero();
+		assertThat(inDoubt.tokensInDoubt()).isEqualTo(1);
+		assertThat(inDoubt.violations()).isEmpty();
+		PhaseResult certain = HistoryChecker.check(List.of(paused), List.of(hold("c3-t0", 950, 960, 7, Fenced.ACCEPTED), frozen),
+				Map.of("p", Map.of("k0", new Counters(2, 1))), true).get(0);
+		assertThat(certain.tokensOutOfOrder()).isEqualTo(1);
+		// Recorded long after the thaw, the hold came from a call made after it: no doubt either.
+		HoldRecord late = new HoldRecord("p", "k0", "c1-t0", 900 * MS, 3500 * MS, 3510 * MS, 2000, 5, Outcome.OK, true,
+				Fenced.REJECTED);
+		assertThat(HistoryChecker.check(List.of(paused), List.of(late, hold("c2-t0", 1500, 1510, 6, Fenced.ACCEPTED)),
+				Map.of("p", Map.of("k0", new Counters(2, 1))), true).get(0).tokensOutOfOrder()).isEqualTo(1);
 	}
 
 	@Test

@@ -220,24 +220,10 @@ public final class ZooKeeperLockBackend implements LockBackend {
 					leftover(path, owner, nonce::equals);
 					throw unanswered;
 				}
-				Duration session = sessionTimeout();
-				if (System.nanoTime() - sent < session.toNanos()) {
-					// The ensemble heard from this session when the create arrived, after it was sent, and
-					// expires a session only a whole timeout after it last heard from it: the node stands.
+				if (answeredInTime(sent, stat)) {
 					return held(name, owner, path, stat, lease);
 				}
-				// Answered only after a whole session timeout: this client may have been frozen or cut off
-				// meanwhile, its session expired, its node deleted and the lock taken by another client,
-				// whose token is higher. The answer proves nothing; the loop creates again, and meets this
-				// node (deleting it as stale) only if it still stands.
-				if (++lateAnswers == MAX_LATE_ANSWERS) {
-					leftover(path, owner, nonce::equals);
-					throw new ZooKeeperCallException("ZooKeeper at " + this.ensemble + " answered " + MAX_LATE_ANSWERS
-							+ " creates of lock '" + name + "' in a row only after the session timeout (" + session.toMillis()
-							+ " ms), when the node may already have been deleted; the lock was not taken. Is this process"
-							+ " starved of CPU, or the ensemble overloaded? A longer session timeout tolerates slower answers.",
-							null);
-				}
+				lateAnswer(name, path, owner, nonce, ++lateAnswers);
 			}
 			catch (KeeperException.NodeExistsException taken) {
 				Stat existing = new Stat();
@@ -257,7 +243,11 @@ public final class ZooKeeperLockBackend implements LockBackend {
 				}
 				if (nonce.equals(nonceOf(holder))) {
 					// This very create, re-sent by Curator after a connection loss swallowed its answer.
-					return held(name, owner, path, existing, lease);
+					if (answeredInTime(sent, existing)) {
+						return held(name, owner, path, existing, lease);
+					}
+					lateAnswer(name, path, owner, nonce, ++lateAnswers);
+					continue;
 				}
 				// Stale: this owner's earlier node of this session, which no hold here may take up.
 				try {
@@ -275,6 +265,49 @@ public final class ZooKeeperLockBackend implements LockBackend {
 			catch (Exception ex) {
 				throw failure(ex);
 			}
+		}
+	}
+
+	/**
+	 * Whether the node this session created, for a create sent at {@code sent}, still stands: the
+	 * ensemble heard from the session when the create arrived, after it was sent, and expires a
+	 * session only a whole timeout after it last heard from it. The timeout is read from the current
+	 * handle, which must be the session that made the node.
+	 */
+	private boolean answeredInTime(long sent, Stat node) {
+		long elapsed = System.nanoTime() - sent;
+		try {
+			ZooKeeper zk = this.client.getZookeeperClient().getZooKeeper();
+			return node.getEphemeralOwner() == zk.getSessionId()
+					&& elapsed < TimeUnit.MILLISECONDS.toNanos(zk.getSessionTimeout());
+		}
+		catch (Exception noHandle) {
+			return false;
+		}
+	}
+
+	/**
+	 * A create answered only after a whole session timeout (or by a session since replaced): this
+	 * client may have been frozen or cut off meanwhile, its session expired, its node deleted and the
+	 * lock taken by another client, whose token is higher. The answer proves nothing. Its node, if it
+	 * still stands, is deleted (in the background should that fail, so that it never keeps the lock
+	 * taken for the session), and the caller creates again.
+	 */
+	private void lateAnswer(String name, String path, String owner, String nonce, int lateAnswers) {
+		try {
+			removeNode(path, owner, nonce::equals);
+		}
+		catch (Exception ex) {
+			if (ex instanceof InterruptedException) {
+				Thread.currentThread().interrupt();
+			}
+			leftover(path, owner, nonce::equals);
+		}
+		if (lateAnswers >= MAX_LATE_ANSWERS) {
+			throw new ZooKeeperCallException("ZooKeeper at " + this.ensemble + " answered " + MAX_LATE_ANSWERS
+					+ " creates of lock '" + name + "' in a row only after the session timeout (" + sessionTimeout().toMillis()
+					+ " ms), when the node may already have been deleted; the lock was not taken. Is this process starved"
+					+ " of CPU, or the ensemble overloaded? A longer session timeout tolerates slower answers.", null);
 		}
 	}
 

@@ -1,6 +1,7 @@
 package io.distlock.zookeeper;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
@@ -231,6 +232,31 @@ class ZooKeeperLockBackendRaceTest {
 		assertThat(held.token()).as("a node made again").isGreaterThan(first.getCzxid());
 		assertThat(node("slow").getCzxid()).isEqualTo(held.token());
 		assertThat(this.theirs.acquire("slow", "owner-2", 0, LONG).status()).isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+	}
+
+	/** Creates answered late every time fail the acquisition, and none of their nodes keeps the lock taken. */
+	@Test
+	void createsAnsweredLateEveryTimeFailTheAcquisitionAndLeaveNoNode() throws Exception {
+		Duration session = Duration.ofSeconds(1);
+		ZooKeeperLockBackend slow = new ZooKeeperLockBackend(this.clients.newCurator(session), BASE,
+				ZooKeeperTestClients.CONNECTION_TIMEOUT, true);
+		try {
+			slow.hook = (point, name) -> {
+				if (point.equals("created")) {
+					// The session stays alive (the client's own threads keep it), but no answer can show it.
+					Thread.sleep(session.plusMillis(300).toMillis());
+				}
+			};
+			assertThatThrownBy(() -> slow.acquire("always-late", "owner-1", 0, LONG, Duration.ZERO, "t1"))
+				.isInstanceOf(ZooKeeperLockBackend.ZooKeeperCallException.class)
+				.hasMessageContaining("only after the session timeout");
+			slow.awaitBackgroundTasks();
+			assertThat(node("always-late")).isNull();
+			assertThat(this.theirs.acquire("always-late", "owner-2", 0, LONG).status()).isEqualTo(Acquisition.Status.ACQUIRED);
+		}
+		finally {
+			slow.close();
+		}
 	}
 
 	/** The engine's call for an unanswered attempt deletes that attempt's node, and only such a node. */
