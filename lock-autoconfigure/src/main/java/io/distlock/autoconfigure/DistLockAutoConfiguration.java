@@ -32,6 +32,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 
 import io.distlock.LockListener;
 import io.distlock.LockRegistry;
+import io.distlock.LockWatchdog;
 import io.distlock.core.LockEngineOptions;
 import io.distlock.redis.RedisLockRegistry;
 import io.distlock.jdbc.JdbcLockBackend;
@@ -66,15 +67,28 @@ public class DistLockAutoConfiguration {
 		return new ApplicationEventLockListener(publisher);
 	}
 
-	static LockEngineOptions engineOptions(DistLockProperties properties, ObjectProvider<LockListener> listeners) {
-		return engineOptions(properties, listeners, properties.getWatchdog().getTimeout());
+	/**
+	 * The watchdog every registry renews its leases with, stopped after the registries (each depends
+	 * on it). A bean of the application's own, e.g. {@code LockWatchdog.on(scheduler)}, replaces it.
+	 * @return the watchdog
+	 */
+	@Bean(destroyMethod = "close")
+	@ConditionalOnMissingBean
+	LockWatchdog distLockWatchdog() {
+		return LockWatchdog.create();
 	}
 
-	/** As {@link #engineOptions(DistLockProperties, ObjectProvider)}, for a registry with a watchdog lease of its own. */
 	static LockEngineOptions engineOptions(DistLockProperties properties, ObjectProvider<LockListener> listeners,
-			Duration watchdogTimeout) {
+			LockWatchdog watchdog) {
+		return engineOptions(properties, listeners, properties.getWatchdog().getTimeout(), watchdog);
+	}
+
+	/** As {@link #engineOptions(DistLockProperties, ObjectProvider, LockWatchdog)}, for a registry with a watchdog lease of its own. */
+	static LockEngineOptions engineOptions(DistLockProperties properties, ObjectProvider<LockListener> listeners,
+			Duration watchdogTimeout, LockWatchdog watchdog) {
 		LockEngineOptions.Builder options = LockEngineOptions.builder()
 			.watchdogTimeout(watchdogTimeout)
+			.watchdog(watchdog)
 			.restartGrace(properties.effectiveRestartGrace());
 		if (!properties.getWatchdog().isEnabled()) {
 			// Validated: distlock.lease-time is set when the watchdog is off.
@@ -97,7 +111,7 @@ public class DistLockAutoConfiguration {
 
 		@Bean(destroyMethod = "close")
 		@ConditionalOnMissingBean(LockRegistry.class)
-		RedlockLockRegistry redlockLockRegistry(DistLockProperties properties, ObjectProvider<LockListener> listeners,
+		RedlockLockRegistry redlockLockRegistry(DistLockProperties properties, ObjectProvider<LockListener> listeners, LockWatchdog watchdog,
 				ObjectProvider<SslBundles> sslBundles, ObjectProvider<ClientResources> clientResources,
 				ObjectProvider<LettuceClientConfigurationBuilderCustomizer> clientCustomizers,
 				ObjectProvider<LettuceClientOptionsBuilderCustomizer> optionsCustomizers) {
@@ -113,7 +127,7 @@ public class DistLockAutoConfiguration {
 							optionsCustomizers.orderedStream().toList(), clientResources.getIfUnique()));
 			try {
 				return RedlockLockRegistry.owning(nodes, properties.getKeyPrefix(), redlock.toSettings(),
-						engineOptions(properties, listeners));
+						engineOptions(properties, listeners, watchdog));
 			}
 			catch (RedlockNodesException ex) {
 				nodes.forEach(LettuceConnectionFactory::destroy);
@@ -144,8 +158,8 @@ public class DistLockAutoConfiguration {
 		@ConditionalOnMissingBean(LockRegistry.class)
 		@ConditionalOnSingleCandidate(RedisConnectionFactory.class)
 		RedisLockRegistry redisLockRegistry(RedisConnectionFactory connectionFactory, DistLockProperties properties,
-				ObjectProvider<LockListener> listeners) {
-			return new RedisLockRegistry(connectionFactory, properties.getKeyPrefix(), engineOptions(properties, listeners));
+				ObjectProvider<LockListener> listeners, LockWatchdog watchdog) {
+			return new RedisLockRegistry(connectionFactory, properties.getKeyPrefix(), engineOptions(properties, listeners, watchdog));
 		}
 
 	}
@@ -162,9 +176,9 @@ public class DistLockAutoConfiguration {
 		@ConditionalOnMissingBean(LockRegistry.class)
 		@ConditionalOnSingleCandidate(DataSource.class)
 		JdbcLockRegistry jdbcLockRegistry(DataSource dataSource, DistLockProperties properties,
-				ObjectProvider<LockListener> listeners) {
+				ObjectProvider<LockListener> listeners, LockWatchdog watchdog) {
 			return registry(dataSource, properties.getJdbc().getTableName(), properties.getJdbc().isCreateSchema(),
-					engineOptions(properties, listeners));
+					engineOptions(properties, listeners, watchdog));
 		}
 
 		/** A table lock on {@code tableName}, its tables created first if asked; also for named registries. */
@@ -192,11 +206,11 @@ public class DistLockAutoConfiguration {
 		@Bean(destroyMethod = "close")
 		@ConditionalOnMissingBean(LockRegistry.class)
 		ZooKeeperLockRegistry zooKeeperLockRegistry(ObjectProvider<CuratorFramework> curators,
-				DistLockProperties properties, ObjectProvider<LockListener> listeners) {
+				DistLockProperties properties, ObjectProvider<LockListener> listeners, LockWatchdog watchdog) {
 			DistLockProperties.Zookeeper zookeeper = properties.getZookeeper();
 			CuratorFramework own = curators.getIfUnique();
 			if (own != null) {
-				return new ZooKeeperLockRegistry(started(own), zookeeper.getBasePath(), engineOptions(properties, listeners));
+				return new ZooKeeperLockRegistry(started(own), zookeeper.getBasePath(), engineOptions(properties, listeners, watchdog));
 			}
 			if (zookeeper.getConnectString() == null || zookeeper.getConnectString().isBlank()) {
 				throw new InvalidDistLockPropertyException("distlock.zookeeper.connect-string", zookeeper.getConnectString(),
@@ -216,7 +230,7 @@ public class DistLockAutoConfiguration {
 				.build();
 			client.start();
 			try {
-				return ZooKeeperLockRegistry.owning(client, zookeeper.getBasePath(), engineOptions(properties, listeners));
+				return ZooKeeperLockRegistry.owning(client, zookeeper.getBasePath(), engineOptions(properties, listeners, watchdog));
 			}
 			catch (RuntimeException ex) {
 				client.close();

@@ -8,6 +8,7 @@ import javax.sql.DataSource;
 import org.apache.curator.framework.CuratorFramework;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.beans.factory.support.RootBeanDefinition;
 import org.springframework.boot.context.properties.bind.Bindable;
@@ -20,6 +21,7 @@ import org.springframework.util.ClassUtils;
 
 import io.distlock.LockListener;
 import io.distlock.LockRegistry;
+import io.distlock.LockWatchdog;
 import io.distlock.autoconfigure.DistLockProperties.Backend;
 import io.distlock.autoconfigure.DistLockProperties.NamedRegistry;
 import io.distlock.core.LockEngine;
@@ -80,6 +82,17 @@ class NamedLockRegistries implements ImportBeanDefinitionRegistrar {
 		};
 	}
 
+	/** The application's watchdog, which Spring then stops only after this registry. */
+	private static LockWatchdog watchdog(String registryName, BeanFactory beanFactory) {
+		LockWatchdog watchdog = beanFactory.getBean(LockWatchdog.class);
+		if (beanFactory instanceof ConfigurableListableBeanFactory configurable) {
+			for (String watchdogName : configurable.getBeanNamesForType(LockWatchdog.class)) {
+				configurable.registerDependentBean(watchdogName, registryName);
+			}
+		}
+		return watchdog;
+	}
+
 	private static boolean present(String className) {
 		return ClassUtils.isPresent(className, NamedLockRegistries.class.getClassLoader());
 	}
@@ -92,7 +105,8 @@ class NamedLockRegistries implements ImportBeanDefinitionRegistrar {
 		ObjectProvider<LockListener> listeners = beanFactory.getBeanProvider(LockListener.class);
 		Duration watchdogTimeout = (declared.getWatchdogTimeout() != null) ? declared.getWatchdogTimeout()
 				: properties.getWatchdog().getTimeout();
-		LockEngineOptions options = DistLockAutoConfiguration.engineOptions(properties, listeners, watchdogTimeout);
+		LockEngineOptions options = DistLockAutoConfiguration.engineOptions(properties, listeners, watchdogTimeout,
+				watchdog(name, beanFactory));
 		return switch (declared.getBackend()) {
 			case REDIS -> {
 				requireClass(prefix, Backend.REDIS, REDIS_CLASS, "spring-boot-starter-data-redis");

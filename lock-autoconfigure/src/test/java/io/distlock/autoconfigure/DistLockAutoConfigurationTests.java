@@ -1,9 +1,13 @@
 package io.distlock.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -29,11 +33,13 @@ import io.distlock.HoldInfo;
 import io.distlock.LockListener;
 import io.distlock.LockLostException;
 import io.distlock.LockRegistry;
+import io.distlock.LockWatchdog;
 import io.distlock.annotation.DistributedLock;
 import io.distlock.annotation.LockContext;
 import io.distlock.aop.DistributedLockAdvisor;
 import io.distlock.aop.DistributedLockInterceptor;
 import io.distlock.aop.LockAttributeSource;
+import io.distlock.core.LockEngine;
 import io.distlock.embedded.RedisClusterProcess;
 import io.distlock.embedded.RedisServerProcess;
 import io.distlock.testing.RedisServerExtension;
@@ -354,6 +360,49 @@ class DistLockAutoConfigurationTests {
 				assertThat(redis.server().command("EXISTS", "orders:{prefixed}")).isEqualTo(":1");
 				lock.unlock();
 			});
+	}
+
+	@Test
+	void everyRegistryRenewsWithTheOneWatchdogBeanAndIsStoppedBeforeIt() {
+		runner().withPropertyValues("distlock.watchdog.timeout=300ms", "distlock.registries.orders.backend=redis",
+				"distlock.registries.orders.key-prefix=orders")
+			.run(context -> {
+				assertThat(context).hasSingleBean(LockWatchdog.class);
+				LockWatchdog watchdog = context.getBean(LockWatchdog.class);
+				Map<String, LockEngine> registries = context.getBeansOfType(LockEngine.class);
+				assertThat(registries).hasSize(2);
+				String[] watchdogNames = context.getBeanNamesForType(LockWatchdog.class);
+				for (Map.Entry<String, LockEngine> registry : registries.entrySet()) {
+					assertThat(registry.getValue().options().watchdog()).isSameAs(watchdog);
+					// What Spring stops registries by: each is a dependent of the watchdog, so it stops first.
+					assertThat(context.getBeanFactory().getDependentBeans(watchdogNames[0])).contains(registry.getKey());
+					DistLock lock = registry.getValue().getLock("renewed");
+					lock.lock();
+					try {
+						await().atMost(Duration.ofSeconds(10)).until(() -> registry.getValue().watchdogRenewals() >= 2);
+					}
+					finally {
+						lock.unlock();
+					}
+				}
+			});
+	}
+
+	@Test
+	void theApplicationsOwnWatchdogReplacesOursAndItsThreadsAreLeftToIt() {
+		ScheduledExecutorService applications = Executors.newScheduledThreadPool(2);
+		try {
+			runner().withBean(LockWatchdog.class, () -> LockWatchdog.on(applications))
+				.run(context -> {
+					assertThat(context).hasSingleBean(LockWatchdog.class);
+					assertThat(context.getBean(RedisLockRegistry.class).options().watchdog())
+						.isSameAs(context.getBean(LockWatchdog.class));
+				});
+			assertThat(applications.isShutdown()).isFalse();
+		}
+		finally {
+			applications.shutdownNow();
+		}
 	}
 
 	@Test

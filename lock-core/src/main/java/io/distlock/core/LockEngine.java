@@ -24,6 +24,7 @@ import io.distlock.LockBackendException;
 import io.distlock.LockLostException;
 import io.distlock.LockRegistry;
 import io.distlock.LockRegistryStats;
+import io.distlock.LockWatchdog;
 import io.distlock.WorkHold;
 import io.distlock.core.HoldTable.HoldKey;
 import io.distlock.core.LockBackend.Acquisition;
@@ -89,6 +90,9 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 
 	final Watchdog watchdog;
 
+	/** The watchdog's threads when the application gave none: the engine's to stop. */
+	private final LockWatchdog ownWatchdog;
+
 	final DeadlineGuard deadlines;
 
 	private final ListenerNotifier listeners;
@@ -129,8 +133,9 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 		this.waits = new ReleaseWaits(backend, options.clientId());
 		this.listeners = new ListenerNotifier(options.clientId(), options.listeners());
 		this.holds = new HoldTable(options, this.listeners);
-		this.watchdog = new Watchdog(options.clientId(), backend, options.watchdogTimeout(), this.holds::renewable,
-				this.holds::markLost, this::renewalFailed);
+		this.ownWatchdog = (options.watchdog() != null) ? null : LockWatchdog.create();
+		this.watchdog = new Watchdog((options.watchdog() != null) ? options.watchdog() : this.ownWatchdog, backend,
+				options.watchdogTimeout(), this.holds::renewable, this.holds::markLost, this::renewalFailed);
 		this.deadlines = new DeadlineGuard(options.clientId());
 		this.blocking = new BlockingAcquisition(this);
 		this.unlocking = new Unlocking(this);
@@ -358,6 +363,9 @@ public class LockEngine implements LockRegistry, LockRegistryStats, AutoCloseabl
 		this.calls.shutdown();
 		this.releases.shutdown();
 		this.watchdog.close();
+		if (this.ownWatchdog != null) {
+			this.ownWatchdog.close();
+		}
 		this.deadlines.close();
 		this.listeners.close();
 		this.backend.close();

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Objects;
 
 import io.distlock.LockListener;
+import io.distlock.LockWatchdog;
 
 /**
  * Immutable settings of a {@link LockEngine}.
@@ -24,9 +25,11 @@ import io.distlock.LockListener;
  * can tell a loss (Redis, Redlock's nodes) honour it.
  * @param defaultLease the lease of locks taken without one when the watchdog is off; {@code null}:
  * the watchdog keeps such locks
+ * @param watchdog the threads that renew leases, shared with the application's other registries;
+ * {@code null}: the engine starts its own and stops them on close
  */
 public record LockEngineOptions(String clientId, Duration watchdogTimeout, List<LockListener> listeners, Clock clock,
-		Duration restartGrace, Duration defaultLease) {
+		Duration restartGrace, Duration defaultLease, LockWatchdog watchdog) {
 
 	/** The watchdog lease when none is configured, as in Redisson. */
 	public static final Duration DEFAULT_WATCHDOG_TIMEOUT = Duration.ofSeconds(30);
@@ -108,6 +111,8 @@ public record LockEngineOptions(String clientId, Duration watchdogTimeout, List<
 
 		private Duration defaultLease;
 
+		private LockWatchdog watchdog;
+
 		private Builder() {
 		}
 
@@ -167,10 +172,20 @@ public record LockEngineOptions(String clientId, Duration watchdogTimeout, List<
 			return this;
 		}
 
+		/**
+		 * @param watchdog the threads that renew leases, shared with other registries, which the
+		 * engine never stops; {@code null} (the default): threads of the engine's own
+		 * @return this builder
+		 */
+		public Builder watchdog(LockWatchdog watchdog) {
+			this.watchdog = watchdog;
+			return this;
+		}
+
 		/** @return the options */
 		public LockEngineOptions build() {
 			return new LockEngineOptions(this.clientId, this.watchdogTimeout, this.listeners, this.clock,
-					this.restartGrace, this.defaultLease);
+					this.restartGrace, this.defaultLease, this.watchdog);
 		}
 
 	}

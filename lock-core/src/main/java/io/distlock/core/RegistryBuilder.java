@@ -4,6 +4,7 @@ import java.time.Clock;
 import java.time.Duration;
 
 import io.distlock.LockListener;
+import io.distlock.LockWatchdog;
 
 /**
  * What every registry's builder sets: the engine's settings, shared so that
@@ -48,6 +49,16 @@ public abstract class RegistryBuilder<B extends RegistryBuilder<B, R>, R> {
 	 */
 	public B withoutWatchdog(Duration defaultLease) {
 		this.options.withoutWatchdog(defaultLease);
+		return self();
+	}
+
+	/**
+	 * @param watchdog the threads that renew leases, shared with the application's other registries
+	 * and stopped by the application after them; by default the registry starts its own
+	 * @return this builder
+	 */
+	public B watchdog(LockWatchdog watchdog) {
+		this.options.watchdog(watchdog);
 		return self();
 	}
 

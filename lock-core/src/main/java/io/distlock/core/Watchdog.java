@@ -7,10 +7,9 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
+import java.util.concurrent.FutureTask;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
@@ -20,9 +19,12 @@ import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import io.distlock.LockWatchdog;
+
 /**
  * Renews the leases of a client's watchdog holds every third of the lease, all of them in a few
- * batched round trips from one thread, instead of a timer per lock.
+ * batched round trips, instead of a timer per lock. Its work runs in a {@link SerialLane} of the
+ * application's {@link LockWatchdog} (or of one of its own), one task at a time.
  *
  * <p>Which holds are due is the engine's call (it drops holds of dead threads and explicit leases
  * that ran out); renewal stops for all holds when the client closes. A renewal that finds the hold
@@ -45,35 +47,53 @@ final class Watchdog implements AutoCloseable {
 
 	private final LostHandler onLost;
 
-	private final ScheduledExecutorService scheduler;
+	private final SerialLane lane;
+
+	private final long periodMillis;
+
+	/** The next renewal, once scheduled. */
+	private volatile ScheduledFuture<?> tick;
+
+	private volatile boolean closed;
 
 	private final AtomicLong renewals = new AtomicLong();
 
 	private final AtomicLong failedRenewals = new AtomicLong();
-
-	/** The watchdog's thread, once started. */
-	private volatile Thread thread;
 
 	/** Whether the last renewal failed: an outage is warned about once, not at every tick. */
 	private volatile boolean failing;
 
 	private final BiConsumer<List<Hold>, RuntimeException> onRenewalFailure;
 
-	Watchdog(String clientId, LockBackend backend, Duration lease, Supplier<? extends Collection<Hold>> holds,
+	Watchdog(LockWatchdog threads, LockBackend backend, Duration lease, Supplier<? extends Collection<Hold>> holds,
 			LostHandler onLost, BiConsumer<List<Hold>, RuntimeException> onRenewalFailure) {
 		this.onRenewalFailure = onRenewalFailure;
 		this.backend = backend;
 		this.lease = lease;
 		this.holds = holds;
 		this.onLost = onLost;
-		this.scheduler = Executors.newSingleThreadScheduledExecutor(runnable -> {
-			Thread thread = new Thread(runnable, "distlock-watchdog-" + clientId.substring(0, Math.min(8, clientId.length())));
-			thread.setDaemon(true);
-			this.thread = thread;
-			return thread;
-		});
-		long period = Math.max(1, lease.toMillis() / 3);
-		this.scheduler.scheduleWithFixedDelay(this::renewAllSafely, period, period, TimeUnit.MILLISECONDS);
+		this.lane = new SerialLane(threads);
+		this.periodMillis = Math.max(1, lease.toMillis() / 3);
+		scheduleTick();
+	}
+
+	/** With a fixed delay: a renewal that takes long is not followed by a burst of late ones. */
+	private void scheduleTick() {
+		if (this.closed) {
+			return;
+		}
+		try {
+			this.tick = this.lane.schedule(this::tick, Duration.ofMillis(this.periodMillis));
+		}
+		catch (RejectedExecutionException stopped) {
+			log.warn("The distlock watchdog was closed before a lock registry that uses it; that registry's locks "
+					+ "are no longer renewed and expire after their lease. Close registries first.");
+		}
+	}
+
+	private void tick() {
+		renewAllSafely();
+		scheduleTick();
 	}
 
 	/** @return how many holds have been renewed so far */
@@ -91,8 +111,14 @@ final class Watchdog implements AutoCloseable {
 			renewAll();
 		}
 		catch (Throwable ex) {
-			// An escaping exception would cancel the schedule and silently stop all renewals.
-			log.error("distlock watchdog failed; will retry at the next tick", ex);
+			if (this.closed) {
+				// The registry closed (and its backend with it) while this renewal ran.
+				log.debug("distlock watchdog renewal ended by the registry's close: {}", ex.toString());
+			}
+			else {
+				// Caught here so that the next tick is still scheduled.
+				log.error("distlock watchdog failed; will retry at the next tick", ex);
+			}
 		}
 	}
 
@@ -165,7 +191,7 @@ final class Watchdog implements AutoCloseable {
 			return;
 		}
 		try {
-			this.scheduler.schedule(() -> {
+			this.lane.schedule(() -> {
 				if (hold.releasing() || hold.lost() != null) {
 					return;
 				}
@@ -190,7 +216,7 @@ final class Watchdog implements AutoCloseable {
 						log.warn("Could not extend the lease of lock '{}' handed to {}: {}", hold.name, hold.owner, ex.toString());
 					}
 				}
-			}, LockBackend.QUEUE_PLACE.toMillis() / 4, TimeUnit.MILLISECONDS);
+			}, LockBackend.QUEUE_PLACE.dividedBy(4));
 		}
 		catch (RejectedExecutionException closed) {
 			log.debug("Watchdog closed; the lease of lock '{}' handed to {} is not extended", hold.name, hold.owner);
@@ -198,7 +224,7 @@ final class Watchdog implements AutoCloseable {
 	}
 
 	/**
-	 * Runs {@code call} on the watchdog's thread, after any renewal in flight: a lease that must get
+	 * Runs {@code call} in the watchdog's lane, after any renewal in flight: a lease that must get
 	 * shorter (a hold kept for a while after its owner is done) is set after the last renewal, never
 	 * overwritten by one that was already under way.
 	 * @param call what to run; its failure is rethrown here
@@ -206,7 +232,7 @@ final class Watchdog implements AutoCloseable {
 	 * @return what it returned
 	 */
 	<T> T serially(Callable<T> call, Duration within) {
-		if (Thread.currentThread() == this.thread) {
+		if (this.lane.inLane()) {
 			try {
 				return call.call();
 			}
@@ -217,9 +243,9 @@ final class Watchdog implements AutoCloseable {
 				throw new IllegalStateException(ex);
 			}
 		}
-		Future<T> result;
+		FutureTask<T> result = new FutureTask<>(call);
 		try {
-			result = this.scheduler.submit(call);
+			this.lane.execute(result);
 		}
 		catch (RejectedExecutionException closed) {
 			throw new IllegalStateException("The lock registry is closed", closed);
@@ -260,14 +286,18 @@ final class Watchdog implements AutoCloseable {
 		}
 	}
 
+	/**
+	 * Stops renewing. Tasks not started are dropped (a caller of {@link #serially} waiting for one is
+	 * told it will never run); one under way ends within its own bound.
+	 */
 	@Override
 	public void close() {
-		for (Runnable pending : this.scheduler.shutdownNow()) {
-			// A caller of serially() waits for its task: tell it the task will never run.
-			if (pending instanceof Future<?> future) {
-				future.cancel(false);
-			}
+		this.closed = true;
+		ScheduledFuture<?> next = this.tick;
+		if (next != null) {
+			next.cancel(false);
 		}
+		this.lane.close();
 	}
 
 	/** Marks a hold lost. */
