@@ -1,6 +1,8 @@
 package io.distlock;
 
 import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledExecutorService;
@@ -35,6 +37,11 @@ public final class LockWatchdog implements AutoCloseable {
 
 	private final boolean owned;
 
+	/** What to tell the registries still attached when this watchdog closes before them. */
+	private final Set<Runnable> attached = ConcurrentHashMap.newKeySet();
+
+	private volatile boolean closed;
+
 	private LockWatchdog(ScheduledExecutorService timer, Executor workers, boolean owned) {
 		this.timer = timer;
 		this.workers = workers;
@@ -44,22 +51,24 @@ public final class LockWatchdog implements AutoCloseable {
 	/**
 	 * A watchdog with threads of its own, stopped by {@link #close()}: one timer thread,
 	 * {@code distlock-watchdog-timer}, and daemon workers {@code distlock-watchdog-<n>} started as
-	 * renewals need them and ended after a minute idle.
+	 * renewals need them and ended after five minutes idle.
 	 * @return the watchdog
 	 */
 	public static LockWatchdog create() {
 		ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, daemon("distlock-watchdog-timer", false));
 		// Cancelled ticks of closed registries do not pile up in the timer's queue.
 		timer.setRemoveOnCancelPolicy(true);
-		ThreadPoolExecutor workers = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 60, TimeUnit.SECONDS,
+		// Idle workers stay a while, so that registries renewing every minute or so do not start a thread per tick.
+		ThreadPoolExecutor workers = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 5, TimeUnit.MINUTES,
 				new SynchronousQueue<>(), daemon("distlock-watchdog-", true));
 		return new LockWatchdog(timer, workers, true);
 	}
 
 	/**
 	 * A watchdog on the application's own threads, which {@link #close()} leaves running: timing and
-	 * calls both on {@code scheduler}. Give it at least as many threads as there are registries whose
-	 * lock servers may stall at the same time, or one stalled renewal delays the others'.
+	 * calls both on {@code scheduler}. Give it more threads than there are registries whose lock
+	 * servers may stall at the same time, or a stalled renewal delays the others' (not a one-thread
+	 * scheduler shared with {@code @Scheduled} jobs). It must run every task it accepts.
 	 * @param scheduler the application's scheduler
 	 * @return the watchdog
 	 */
@@ -71,7 +80,8 @@ public final class LockWatchdog implements AutoCloseable {
 	/**
 	 * A watchdog on the application's own threads, which {@link #close()} leaves running.
 	 * @param timer says when renewals are due; its tasks only hand work to {@code workers}
-	 * @param workers make the renewal calls
+	 * @param workers make the renewal calls; must run every task it accepts (a discarding policy
+	 * would stop a registry's renewals for good)
 	 * @return the watchdog
 	 */
 	public static LockWatchdog on(ScheduledExecutorService timer, Executor workers) {
@@ -89,11 +99,32 @@ public final class LockWatchdog implements AutoCloseable {
 	}
 
 	/**
+	 * For lock registries: {@code onEarlyClose} runs if this watchdog closes while the registry still
+	 * uses it, so that the registry can say its locks are no longer renewed.
+	 * @param onEarlyClose told of an early close
+	 * @return what the registry runs when it closes first
+	 * @throws IllegalStateException if this watchdog is closed already
+	 */
+	public Runnable attach(Runnable onEarlyClose) {
+		this.attached.add(onEarlyClose);
+		if (this.closed) {
+			this.attached.remove(onEarlyClose);
+			throw new IllegalStateException("The distlock watchdog is closed; a lock registry cannot renew its leases on it");
+		}
+		return () -> this.attached.remove(onEarlyClose);
+	}
+
+	/**
 	 * Stops the threads this watchdog started ({@link #create()}); threads given to it are the
-	 * application's to stop. Registries still open stop renewing.
+	 * application's to stop. Registries still open are told, and stop renewing.
 	 */
 	@Override
 	public void close() {
+		this.closed = true;
+		for (Runnable onEarlyClose : this.attached) {
+			onEarlyClose.run();
+		}
+		this.attached.clear();
 		if (!this.owned) {
 			return;
 		}

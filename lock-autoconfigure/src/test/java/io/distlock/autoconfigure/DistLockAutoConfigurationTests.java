@@ -6,8 +6,7 @@ import static org.awaitility.Awaitility.await;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -364,7 +363,7 @@ class DistLockAutoConfigurationTests {
 
 	@Test
 	void everyRegistryRenewsWithTheOneWatchdogBeanAndIsStoppedBeforeIt() {
-		runner().withPropertyValues("distlock.watchdog.timeout=300ms", "distlock.registries.orders.backend=redis",
+		runner().withPropertyValues("distlock.watchdog.timeout=1500ms", "distlock.registries.orders.backend=redis",
 				"distlock.registries.orders.key-prefix=orders")
 			.run(context -> {
 				assertThat(context).hasSingleBean(LockWatchdog.class);
@@ -389,16 +388,36 @@ class DistLockAutoConfigurationTests {
 	}
 
 	@Test
-	void theApplicationsOwnWatchdogReplacesOursAndItsThreadsAreLeftToIt() {
-		ScheduledExecutorService applications = Executors.newScheduledThreadPool(2);
+	void theApplicationsOwnWatchdogReplacesOursAndRenewsOnItsThreads() {
+		AtomicInteger ranOnApplicationThreads = new AtomicInteger();
+		ScheduledThreadPoolExecutor applications = new ScheduledThreadPoolExecutor(2) {
+
+			@Override
+			protected void beforeExecute(Thread thread, Runnable task) {
+				ranOnApplicationThreads.incrementAndGet();
+			}
+
+		};
 		try {
-			runner().withBean(LockWatchdog.class, () -> LockWatchdog.on(applications))
+			runner().withPropertyValues("distlock.watchdog.timeout=1500ms")
+				.withBean(LockWatchdog.class, () -> LockWatchdog.on(applications))
 				.run(context -> {
 					assertThat(context).hasSingleBean(LockWatchdog.class);
-					assertThat(context.getBean(RedisLockRegistry.class).options().watchdog())
-						.isSameAs(context.getBean(LockWatchdog.class));
+					RedisLockRegistry registry = context.getBean(RedisLockRegistry.class);
+					assertThat(registry.options().watchdog()).isSameAs(context.getBean(LockWatchdog.class));
+					DistLock lock = registry.getLock("renewed-on-application-threads");
+					int before = ranOnApplicationThreads.get();
+					lock.lock();
+					try {
+						await().atMost(Duration.ofSeconds(10)).until(() -> registry.watchdogRenewals() >= 2);
+					}
+					finally {
+						lock.unlock();
+					}
+					assertThat(ranOnApplicationThreads.get()).as("ticks and renewals on the application's scheduler")
+						.isGreaterThanOrEqualTo(before + 4);
 				});
-			assertThat(applications.isShutdown()).isFalse();
+			assertThat(applications.isShutdown()).as("the application's threads, left to it").isFalse();
 		}
 		finally {
 			applications.shutdownNow();

@@ -56,6 +56,9 @@ final class Watchdog implements AutoCloseable {
 
 	private volatile boolean closed;
 
+	/** Takes this watchdog off its {@link LockWatchdog}'s list of users. */
+	private final Runnable detach;
+
 	private final AtomicLong renewals = new AtomicLong();
 
 	private final AtomicLong failedRenewals = new AtomicLong();
@@ -74,7 +77,17 @@ final class Watchdog implements AutoCloseable {
 		this.onLost = onLost;
 		this.lane = new SerialLane(threads);
 		this.periodMillis = Math.max(1, lease.toMillis() / 3);
+		this.detach = threads.attach(this::closedFirst);
 		scheduleTick();
+	}
+
+	/** The application closed the {@link LockWatchdog} while this registry was still open. */
+	private void closedFirst() {
+		if (!this.closed) {
+			log.warn("The distlock watchdog was closed before a lock registry that uses it; that registry's locks are "
+					+ "no longer renewed and expire after their lease. Close lock registries first.");
+			close();
+		}
 	}
 
 	/** With a fixed delay: a renewal that takes long is not followed by a burst of late ones. */
@@ -83,15 +96,22 @@ final class Watchdog implements AutoCloseable {
 			return;
 		}
 		try {
-			this.tick = this.lane.schedule(this::tick, Duration.ofMillis(this.periodMillis));
+			ScheduledFuture<?> next = this.lane.schedule(this::tick, Duration.ofMillis(this.periodMillis));
+			this.tick = next;
+			if (this.closed) {
+				// close() ran between the check and the assignment, and cancelled the previous tick.
+				next.cancel(false);
+			}
 		}
 		catch (RejectedExecutionException stopped) {
-			log.warn("The distlock watchdog was closed before a lock registry that uses it; that registry's locks "
-					+ "are no longer renewed and expire after their lease. Close registries first.");
+			closedFirst();
 		}
 	}
 
 	private void tick() {
+		if (this.closed) {
+			return;
+		}
 		renewAllSafely();
 		scheduleTick();
 	}
@@ -124,7 +144,7 @@ final class Watchdog implements AutoCloseable {
 
 	void renewAll() {
 		List<Hold> due = new ArrayList<>(this.holds.get());
-		for (int from = 0; from < due.size(); from += BATCH_SIZE) {
+		for (int from = 0; from < due.size() && !this.closed; from += BATCH_SIZE) {
 			renewBatch(due.subList(from, Math.min(due.size(), from + BATCH_SIZE)));
 		}
 	}
@@ -137,6 +157,11 @@ final class Watchdog implements AutoCloseable {
 			renewed = this.backend.renew(refs, this.lease, Hold.waitWithin(batch, start));
 		}
 		catch (RuntimeException ex) {
+			if (this.closed) {
+				// The registry closed meanwhile (its backend perhaps with it): nothing is lost by that.
+				log.debug("distlock watchdog renewal ended by the registry's close: {}", ex.toString());
+				return;
+			}
 			List<String> named = batch.stream()
 				.limit(5)
 				.map(hold -> (hold.origin() != null) ? "'" + hold.name + "' (" + hold.origin() + ")" : "'" + hold.name + "'")
@@ -192,7 +217,7 @@ final class Watchdog implements AutoCloseable {
 		}
 		try {
 			this.lane.schedule(() -> {
-				if (hold.releasing() || hold.lost() != null) {
+				if (this.closed || hold.releasing() || hold.lost() != null) {
 					return;
 				}
 				long start = System.nanoTime();
@@ -293,6 +318,7 @@ final class Watchdog implements AutoCloseable {
 	@Override
 	public void close() {
 		this.closed = true;
+		this.detach.run();
 		ScheduledFuture<?> next = this.tick;
 		if (next != null) {
 			next.cancel(false);

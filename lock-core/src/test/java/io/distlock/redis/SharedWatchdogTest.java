@@ -30,11 +30,11 @@ import io.distlock.embedded.RedisServerProcess;
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class SharedWatchdogTest {
 
-	/** The healthy registry's lease: renewed every 200 ms, lost if no renewal lands for 600 ms. */
-	private static final Duration SHORT = Duration.ofMillis(600);
+	/** The healthy registry's lease: renewed every 500 ms, lost if no renewal lands for 1.5 s. */
+	private static final Duration SHORT = Duration.ofMillis(1500);
 
 	/** The frozen server's registry waits up to what is left of this lease for each renewal. */
-	private static final Duration LONG = Duration.ofSeconds(6);
+	private static final Duration LONG = Duration.ofSeconds(9);
 
 	private RedisServerProcess frozenServer;
 
@@ -102,6 +102,9 @@ class SharedWatchdogTest {
 		if (lost.isEmpty()) {
 			healthyLock.unlock();
 		}
+		// Registries close before their watchdog, as Spring closes them.
+		frozen.close();
+		healthy.close();
 		return lost;
 	}
 
