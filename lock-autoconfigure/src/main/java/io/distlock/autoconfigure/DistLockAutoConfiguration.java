@@ -106,7 +106,7 @@ public class DistLockAutoConfiguration {
 	@ConditionalOnClass(value = { RedisConnectionFactory.class, LettuceConnectionFactory.class },
 			name = "org.springframework.boot.data.redis.autoconfigure.LettuceClientConfigurationBuilderCustomizer")
 	@ConditionalOnProperty(prefix = "distlock", name = "backend", havingValue = "redis", matchIfMissing = true)
-	@Conditional(OnRedlockNodesCondition.class)
+	@Conditional(RedlockNodesCondition.class)
 	static class RedlockRegistryConfiguration {
 
 		@Bean(destroyMethod = "close")
@@ -114,15 +114,18 @@ public class DistLockAutoConfiguration {
 		RedlockLockRegistry redlockLockRegistry(DistLockProperties properties, ObjectProvider<LockListener> listeners, LockWatchdog watchdog,
 				ObjectProvider<SslBundles> sslBundles, ObjectProvider<ClientResources> clientResources,
 				ObjectProvider<LettuceClientConfigurationBuilderCustomizer> clientCustomizers,
-				ObjectProvider<LettuceClientOptionsBuilderCustomizer> optionsCustomizers) {
+				ObjectProvider<LettuceClientOptionsBuilderCustomizer> optionsCustomizers,
+				ObjectProvider<RedlockConnectionDetails> connectionDetails) {
 			DistLockProperties.Redlock redlock = properties.getRedlock();
-			if (redlock.getNodes().size() % 2 == 0) {
+			// A connection-details bean (masters in Testcontainers, say) replaces the property.
+			RedlockConnectionDetails connected = connectionDetails.getIfUnique();
+			List<String> listed = (connected != null) ? connected.nodes() : redlock.getNodes();
+			if (listed.size() % 2 == 0) {
 				log.warn("distlock.redlock.nodes lists {} masters, an even number: a majority of {} needs {} nodes, so it "
 						+ "tolerates no more failures than {} nodes would. Use an odd number (3, 5, 7).",
-						redlock.getNodes().size(), redlock.getNodes().size(), redlock.getNodes().size() / 2 + 1,
-						redlock.getNodes().size() - 1);
+						listed.size(), listed.size(), listed.size() / 2 + 1, listed.size() - 1);
 			}
-			List<LettuceConnectionFactory> nodes = RedlockNodeConnections.create(redlock, sslBundles.getIfAvailable(),
+			List<LettuceConnectionFactory> nodes = RedlockNodeConnections.create(listed, redlock, sslBundles.getIfAvailable(),
 					new RedlockNodeConnections.Customizations(clientCustomizers.orderedStream().toList(),
 							optionsCustomizers.orderedStream().toList(), clientResources.getIfUnique()));
 			try {
@@ -132,7 +135,7 @@ public class DistLockAutoConfiguration {
 			catch (RedlockNodesException ex) {
 				nodes.forEach(LettuceConnectionFactory::destroy);
 				throw new InvalidDistLockPropertyException("distlock.redlock.nodes",
-						RedisUriText.redact(redlock.getNodes()), ex.getMessage(),
+						RedisUriText.redact(listed), ex.getMessage(),
 						"Correct the entry named above: its credentials, its TLS trust (distlock.redlock.ssl.bundle), "
 								+ "or list each independent master once.", ex);
 			}
@@ -151,7 +154,7 @@ public class DistLockAutoConfiguration {
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass(RedisConnectionFactory.class)
 	@ConditionalOnProperty(prefix = "distlock", name = "backend", havingValue = "redis", matchIfMissing = true)
-	@Conditional(OnRedlockNodesCondition.Absent.class)
+	@Conditional(RedlockNodesCondition.Absent.class)
 	static class RedisRegistryConfiguration {
 
 		@Bean(destroyMethod = "close")

@@ -15,16 +15,6 @@ import org.springframework.core.type.AnnotatedTypeMetadata;
  */
 class OnRedlockNodesCondition extends SpringBootCondition {
 
-	private final boolean expected;
-
-	OnRedlockNodesCondition() {
-		this(true);
-	}
-
-	private OnRedlockNodesCondition(boolean expected) {
-		this.expected = expected;
-	}
-
 	@Override
 	public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
 		List<String> nodes = Binder.get(context.getEnvironment())
@@ -32,16 +22,7 @@ class OnRedlockNodesCondition extends SpringBootCondition {
 			.orElse(List.of());
 		String message = nodes.isEmpty() ? "distlock.redlock.nodes is not set"
 				: "distlock.redlock.nodes lists " + nodes.size() + " nodes";
-		return new ConditionOutcome(nodes.isEmpty() != this.expected, message);
-	}
-
-	/** The opposite: no Redlock nodes are listed. */
-	static class Absent extends OnRedlockNodesCondition {
-
-		Absent() {
-			super(false);
-		}
-
+		return new ConditionOutcome(!nodes.isEmpty(), message);
 	}
 
 }

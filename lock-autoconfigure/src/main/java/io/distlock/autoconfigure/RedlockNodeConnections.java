@@ -50,20 +50,21 @@ final class RedlockNodeConnections {
 	}
 
 	/**
-	 * @param redlock the Redlock properties (validated)
+	 * @param listed the nodes, from {@code distlock.redlock.nodes} or connection-details beans
+	 * @param redlock the Redlock properties (validated): timeouts and TLS
 	 * @param sslBundles the application's SSL bundles, or {@code null} if there are none
 	 * @param customizations what the application's Lettuce set-up adds to every connection
 	 * @return started factories, one per node, in the order listed
 	 */
-	static List<LettuceConnectionFactory> create(DistLockProperties.Redlock redlock, SslBundles sslBundles,
-			Customizations customizations) {
+	static List<LettuceConnectionFactory> create(List<String> listed, DistLockProperties.Redlock redlock,
+			SslBundles sslBundles, Customizations customizations) {
 		// Commands to a dead or frozen node must not hold threads for Lettuce's default minute.
 		Duration tenTimeouts = redlock.getNodeTimeout().multipliedBy(10);
 		Duration commandTimeout = (tenTimeouts.compareTo(Duration.ofSeconds(1)) > 0) ? tenTimeouts : Duration.ofSeconds(1);
 		SslBundle bundle = bundle(redlock.getSsl().getBundle(), sslBundles);
 		List<LettuceConnectionFactory> factories = new ArrayList<>();
 		try {
-			for (String node : redlock.getNodes()) {
+			for (String node : listed) {
 				RedisURI uri = RedisURI.create(node);
 				LettuceConnectionFactory factory = new LettuceConnectionFactory(
 						LettuceConnectionFactory.createRedisConfiguration(uri),

@@ -22,7 +22,8 @@ import io.distlock.embedded.RedisServerProcess;
  * instance started the same way shares it. {@code --spring.data.redis.port=6390} alone (no other
  * host) does the same on that port. With a remote host, a URL, Cluster or Sentinel configured, that
  * server is used and nothing else happens: falling back silently would give each instance a
- * private Redis, and private locks protect nothing.
+ * private Redis, and private locks protect nothing. {@code sample.embedded-redis.enabled=false}
+ * turns all of this off.
  */
 public class EmbeddedRedisEnvironmentPostProcessor implements EnvironmentPostProcessor, Ordered {
 
@@ -39,6 +40,10 @@ public class EmbeddedRedisEnvironmentPostProcessor implements EnvironmentPostPro
 
 	@Override
 	public void postProcessEnvironment(ConfigurableEnvironment environment, SpringApplication application) {
+		if (!environment.getProperty("sample.embedded-redis.enabled", Boolean.class, true)) {
+			// The connection comes from elsewhere, e.g. a Testcontainers @ServiceConnection.
+			return;
+		}
 		Integer requestedPort = environment.getProperty("sample.embedded-redis.port", Integer.class);
 		if (requestedPort != null) {
 			// Asked for explicitly (the load test does this for its first instance).
