@@ -219,7 +219,8 @@ public class DistLockProperties implements InitializingBean {
 					"Remove distlock.redlock.nodes to lock in ZooKeeper, or set distlock.backend=redis for Redlock.");
 		}
 		this.zookeeper.validate();
-		this.registries.forEach((name, registry) -> registry.validate("distlock.registries." + name, name));
+		this.registries.forEach((name, registry) -> registry.validate("distlock.registries." + name, name,
+				this.redlock.getSsl().getBundle()));
 		if (!JDBC_TABLE.matcher(this.jdbc.getTableName()).matches()) {
 			throw new InvalidDistLockPropertyException("distlock.jdbc.table-name", this.jdbc.getTableName(),
 					"must be a plain SQL identifier (letters, digits, _)", "Set distlock.jdbc.table-name to e.g. distributed_locks.");
@@ -285,6 +286,13 @@ public class DistLockProperties implements InitializingBean {
 		 */
 		private Duration watchdogTimeout;
 
+		/**
+		 * Independent Redis masters (at least 3) that make this REDIS registry a Redlock, written as
+		 * distlock.redlock.nodes; its timeouts and TLS come from distlock.redlock.*. Unset: the
+		 * application's own Redis (spring.data.redis).
+		 */
+		private List<String> redlockNodes = new ArrayList<>();
+
 		public Backend getBackend() {
 			return this.backend;
 		}
@@ -333,7 +341,15 @@ public class DistLockProperties implements InitializingBean {
 			this.watchdogTimeout = watchdogTimeout;
 		}
 
-		void validate(String prefix, String name) {
+		public List<String> getRedlockNodes() {
+			return this.redlockNodes;
+		}
+
+		public void setRedlockNodes(List<String> redlockNodes) {
+			this.redlockNodes = redlockNodes;
+		}
+
+		void validate(String prefix, String name, String redlockSslBundle) {
 			if (LockRegistries.DEFAULT.equals(name)) {
 				throw new InvalidDistLockPropertyException(prefix, name,
 						"is the name of the default registry, which distlock.backend configures",
@@ -354,12 +370,16 @@ public class DistLockProperties implements InitializingBean {
 			}
 			requireCountable(prefix + ".watchdog-timeout", this.watchdogTimeout);
 			String misplaced = (this.backend != Backend.REDIS && this.keyPrefix != null) ? "key-prefix"
+					: (this.backend != Backend.REDIS && !this.redlockNodes.isEmpty()) ? "redlock-nodes"
 					: (this.backend != Backend.JDBC && (this.tableName != null || this.createSchema != null)) ? "table-name"
 					: (this.backend != Backend.ZOOKEEPER && this.basePath != null) ? "base-path" : null;
 			if (misplaced != null) {
 				throw new InvalidDistLockPropertyException(prefix + "." + misplaced, this.backend,
 						"does not apply to a " + this.backend + " registry",
 						"Remove it, or set " + prefix + ".backend to the backend it belongs to.");
+			}
+			if (!this.redlockNodes.isEmpty()) {
+				Redlock.validateNodes(prefix + ".redlock-nodes", this.redlockNodes, redlockSslBundle);
 			}
 		}
 
@@ -586,19 +606,20 @@ public class DistLockProperties implements InitializingBean {
 			return new RedlockSettings(this.nodeTimeout, this.clockDriftFactor, this.retryDelay, this.retryJitter);
 		}
 
-		void validate() {
-			if (!isConfigured()) {
-				return;
-			}
-			if (this.nodes.size() < 3) {
-				throw new InvalidDistLockPropertyException("distlock.redlock.nodes", RedisUriText.redact(this.nodes),
-						"Redlock needs at least 3 independent masters, but " + this.nodes.size() + " are configured",
+		/**
+		 * Checks a list of Redlock masters: at least 3, each a Redis URI, none twice, TLS where a bundle
+		 * is set; a failure names {@code property} and never prints a password.
+		 */
+		static void validateNodes(String property, List<String> nodes, String sslBundle) {
+			if (nodes.size() < 3) {
+				throw new InvalidDistLockPropertyException(property, RedisUriText.redact(nodes),
+						"Redlock needs at least 3 independent masters, but " + nodes.size() + " are configured",
 						"List 3, 5 or 7 independent Redis masters (not replicas of one another), or remove "
-								+ "distlock.redlock.nodes to use the single Redis of spring.data.redis.");
+								+ property + " to use the single Redis of spring.data.redis.");
 			}
 			Set<String> seen = new HashSet<>();
-			for (int i = 0; i < this.nodes.size(); i++) {
-				String node = this.nodes.get(i);
+			for (int i = 0; i < nodes.size(); i++) {
+				String node = nodes.get(i);
 				String shown = RedisUriText.redact(node, i + 1);
 				RedisURI uri;
 				try {
@@ -606,24 +627,31 @@ public class DistLockProperties implements InitializingBean {
 				}
 				catch (RuntimeException ex) {
 					// The parser's message quotes the raw entry, password and all: name the entry instead.
-					throw new InvalidDistLockPropertyException("distlock.redlock.nodes", RedisUriText.redact(this.nodes),
+					throw new InvalidDistLockPropertyException(property, RedisUriText.redact(nodes),
 							"entry " + (i + 1) + " is not a Redis URI (" + ex.getClass().getSimpleName() + ")",
 							"Write each node as redis://host:port, or rediss://user:password@host:port for TLS; "
 									+ "percent-encode special characters in the password.");
 				}
 				String address = uri.getHost().toLowerCase(Locale.ROOT) + ":" + uri.getPort() + "/" + uri.getDatabase();
 				if (!seen.add(address)) {
-					throw new InvalidDistLockPropertyException("distlock.redlock.nodes", RedisUriText.redact(this.nodes),
+					throw new InvalidDistLockPropertyException(property, RedisUriText.redact(nodes),
 							"lists " + shown + " twice; a duplicate would count twice towards the majority",
 							"List every independent master once.");
 				}
-				if (this.ssl.getBundle() != null && !uri.isSsl()) {
-					throw new InvalidDistLockPropertyException("distlock.redlock.ssl.bundle", this.ssl.getBundle(),
-							"is set, but node " + shown + " is not a TLS URI",
+				if (sslBundle != null && !uri.isSsl()) {
+					throw new InvalidDistLockPropertyException("distlock.redlock.ssl.bundle", sslBundle,
+							"is set, but node " + shown + " of " + property + " is not a TLS URI",
 							"Write every Redlock node as rediss://host:port (the server's tls-port), or remove "
 									+ "distlock.redlock.ssl.bundle.");
 				}
 			}
+		}
+
+		void validate() {
+			if (!isConfigured()) {
+				return;
+			}
+			validateNodes("distlock.redlock.nodes", this.nodes, this.ssl.getBundle());
 			try {
 				toSettings();
 			}

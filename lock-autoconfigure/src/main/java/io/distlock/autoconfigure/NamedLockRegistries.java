@@ -1,6 +1,7 @@
 package io.distlock.autoconfigure;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 
 import javax.sql.DataSource;
@@ -13,10 +14,14 @@ import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.beans.factory.support.RootBeanDefinition;
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.data.redis.autoconfigure.LettuceClientConfigurationBuilderCustomizer;
+import org.springframework.boot.data.redis.autoconfigure.LettuceClientOptionsBuilderCustomizer;
+import org.springframework.boot.ssl.SslBundles;
 import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.core.env.Environment;
 import org.springframework.core.type.AnnotationMetadata;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.util.ClassUtils;
 
 import io.distlock.LockListener;
@@ -28,7 +33,10 @@ import io.distlock.core.LockEngine;
 import io.distlock.core.LockEngineOptions;
 import io.distlock.jdbc.JdbcLockRegistry;
 import io.distlock.redis.RedisLockRegistry;
+import io.distlock.redlock.RedlockLockRegistry;
+import io.distlock.redlock.RedlockNodesException;
 import io.distlock.zookeeper.ZooKeeperLockRegistry;
+import io.lettuce.core.resource.ClientResources;
 
 /**
  * Registers the registries named under {@code distlock.registries.<name>}: one bean each, under its
@@ -36,13 +44,16 @@ import io.distlock.zookeeper.ZooKeeperLockRegistry;
  * it; never a default candidate, so that a plain {@code LockRegistry} injection, and the
  * auto-configured default registry, stay as they are. Each is built when first needed, from the
  * validated {@link DistLockProperties} and the application's own connection factory, DataSource or
- * CuratorFramework bean; a missing one stops start-up naming the property.
+ * CuratorFramework bean, or (a Redis registry with {@code redlock-nodes}) Redlock masters of its own;
+ * a missing one stops start-up naming the property.
  */
 class NamedLockRegistries implements ImportBeanDefinitionRegistrar {
 
 	private static final String PREFIX = "distlock.registries";
 
 	private static final String REDIS_CLASS = "org.springframework.data.redis.connection.RedisConnectionFactory";
+
+	private static final String LETTUCE_CLASS = "io.lettuce.core.RedisClient";
 
 	private static final String JDBC_CLASS = "org.springframework.jdbc.core.JdbcTemplate";
 
@@ -62,7 +73,7 @@ class NamedLockRegistries implements ImportBeanDefinitionRegistrar {
 		BeanFactory beanFactory = (BeanFactory) registry;
 		named.forEach((name, declared) -> {
 			RootBeanDefinition definition = new RootBeanDefinition();
-			definition.setTargetType(registryType(declared.getBackend()));
+			definition.setTargetType(registryType(declared));
 			definition.setInstanceSupplier(() -> create(name, beanFactory));
 			definition.setDefaultCandidate(false);
 			definition.setDestroyMethodName("close");
@@ -71,12 +82,14 @@ class NamedLockRegistries implements ImportBeanDefinitionRegistrar {
 	}
 
 	/** The concrete type, for lookups by type before the bean exists; loaded only for its backend. */
-	private static Class<?> registryType(Backend backend) {
+	private static Class<?> registryType(NamedRegistry declared) {
+		Backend backend = declared.getBackend();
 		if (backend == null) {
 			return LockEngine.class;
 		}
 		return switch (backend) {
-			case REDIS -> present(REDIS_CLASS) ? RedisLockRegistry.class : LockEngine.class;
+			case REDIS -> !present(REDIS_CLASS) ? LockEngine.class
+					: declared.getRedlockNodes().isEmpty() ? RedisLockRegistry.class : RedlockLockRegistry.class;
 			case JDBC -> present(JDBC_CLASS) ? JdbcLockRegistry.class : LockEngine.class;
 			case ZOOKEEPER -> present(CURATOR_CLASS) ? ZooKeeperLockRegistry.class : LockEngine.class;
 		};
@@ -146,10 +159,38 @@ class NamedLockRegistries implements ImportBeanDefinitionRegistrar {
 
 		static LockRegistry create(String prefix, NamedRegistry declared, DistLockProperties properties,
 				LockEngineOptions options, BeanFactory beanFactory) {
+			String keyPrefix = (declared.getKeyPrefix() != null) ? declared.getKeyPrefix() : properties.getKeyPrefix();
+			if (!declared.getRedlockNodes().isEmpty()) {
+				requireClass(prefix, Backend.REDIS, LETTUCE_CLASS, "lettuce-core (Redlock connects its masters with Lettuce)");
+				return redlock(prefix, declared.getRedlockNodes(), keyPrefix, properties, options, beanFactory);
+			}
 			RedisConnectionFactory connectionFactory = required(prefix, Backend.REDIS, beanFactory,
 					RedisConnectionFactory.class, "configure spring.data.redis.*");
-			return new RedisLockRegistry(connectionFactory,
-					(declared.getKeyPrefix() != null) ? declared.getKeyPrefix() : properties.getKeyPrefix(), options);
+			return new RedisLockRegistry(connectionFactory, keyPrefix, options);
+		}
+
+		/** A Redlock over its own masters, connected as the default Redlock registry connects them. */
+		private static LockRegistry redlock(String prefix, List<String> listed, String keyPrefix,
+				DistLockProperties properties, LockEngineOptions options, BeanFactory beanFactory) {
+			List<LettuceConnectionFactory> nodes = RedlockNodeConnections.create(listed, properties.getRedlock(),
+					beanFactory.getBeanProvider(SslBundles.class).getIfAvailable(),
+					new RedlockNodeConnections.Customizations(
+							beanFactory.getBeanProvider(LettuceClientConfigurationBuilderCustomizer.class).orderedStream().toList(),
+							beanFactory.getBeanProvider(LettuceClientOptionsBuilderCustomizer.class).orderedStream().toList(),
+							beanFactory.getBeanProvider(ClientResources.class).getIfUnique()));
+			try {
+				return RedlockLockRegistry.owning(nodes, keyPrefix, properties.getRedlock().toSettings(), options);
+			}
+			catch (RedlockNodesException ex) {
+				nodes.forEach(LettuceConnectionFactory::destroy);
+				throw new InvalidDistLockPropertyException(prefix + ".redlock-nodes", RedisUriText.redact(listed),
+						ex.getMessage(), "Correct the entry named above: its credentials, its TLS trust "
+								+ "(distlock.redlock.ssl.bundle), or list each independent master once.", ex);
+			}
+			catch (RuntimeException ex) {
+				nodes.forEach(LettuceConnectionFactory::destroy);
+				throw ex;
+			}
 		}
 
 	}

@@ -31,9 +31,11 @@ import org.springframework.context.annotation.Configuration;
 import io.distlock.DistLock;
 import io.distlock.LockRegistry;
 import io.distlock.core.LockEngineOptions;
+import io.distlock.embedded.RedisServerProcess;
 import io.distlock.jdbc.JdbcLockBackend;
 import io.distlock.jdbc.JdbcLockRegistry;
 import io.distlock.redis.RedisLockRegistry;
+import io.distlock.redlock.RedlockLockRegistry;
 import io.distlock.testing.RedisServerExtension;
 import io.micrometer.core.instrument.MeterRegistry;
 
@@ -163,6 +165,42 @@ class PerMethodRegistryTests {
 			}
 		})).as("the Redis registry keeps its keys under its own prefix").isTrue();
 		assertThat(get(context, "/actuator/health/distlock")).contains("\"tableLocks\"").contains("\"fastLocks\"");
+	}
+
+	@Test
+	void aRedisRegistryWithRedlockNodesIsARedlockOverItsOwnMasters() throws Exception {
+		List<RedisServerProcess> masters = List.of(RedisServerProcess.start(), RedisServerProcess.start(),
+				RedisServerProcess.start());
+		try {
+			// The audit method names the registry 'tableLocks'; here it is a Redlock.
+			ConfigurableApplicationContext context = start(AuditOnlyConfiguration.class,
+					"distlock.registries.tableLocks.backend=redis", "distlock.registries.tableLocks.key-prefix=critical",
+					"distlock.registries.tableLocks.redlock-nodes=" + String.join(",",
+							masters.stream().map(RedisServerProcess::uri).toList()));
+			assertThat(context.getBean("tableLocks", LockRegistry.class)).isInstanceOf(RedlockLockRegistry.class);
+			assertThat(context.getBean(LockRegistry.class)).as("the default registry").isInstanceOf(RedisLockRegistry.class);
+			Future<?> running = this.threads.submit(() -> record(context.getBean(Audit.class), () -> {
+				long holding = masters.stream().filter(master -> ":1".equals(master.command("EXISTS", "critical:{audit}"))).count();
+				assertThat(holding).as("masters holding the method's lock").isGreaterThanOrEqualTo(2);
+				assertThat(redis.server().command("EXISTS", "critical:{audit}")).as("the default Redis").isEqualTo(":0");
+				return null;
+			}));
+			running.get(30, TimeUnit.SECONDS);
+			assertThat(get(context, "/actuator/health/distlock")).contains("\"tableLocks\"");
+		}
+		finally {
+			this.contexts.forEach(ConfigurableApplicationContext::close);
+			this.contexts.clear();
+			masters.forEach(RedisServerProcess::close);
+		}
+		assertThatThrownBy(() -> start(AuditOnlyConfiguration.class, "distlock.registries.tableLocks.backend=redis",
+				"distlock.registries.tableLocks.redlock-nodes=redis://a:6379,redis://b:6379"))
+			.hasStackTraceContaining("distlock.registries.tableLocks.redlock-nodes")
+			.hasStackTraceContaining("at least 3 independent masters");
+		assertThatThrownBy(() -> start(AuditOnlyConfiguration.class, "distlock.registries.tableLocks.backend=jdbc",
+				"distlock.registries.tableLocks.redlock-nodes=redis://a:6379,redis://b:6379,redis://c:6379"))
+			.hasStackTraceContaining("distlock.registries.tableLocks.redlock-nodes")
+			.hasStackTraceContaining("does not apply to a JDBC registry");
 	}
 
 	@Test
