@@ -221,6 +221,9 @@ public class DistLockProperties implements InitializingBean {
 		this.zookeeper.validate();
 		this.registries.forEach((name, registry) -> registry.validate("distlock.registries." + name, name,
 				this.redlock.getSsl().getBundle()));
+		if (this.registries.values().stream().anyMatch(registry -> !registry.getRedlockNodes().isEmpty())) {
+			this.redlock.validateSettings();
+		}
 		if (!JDBC_TABLE.matcher(this.jdbc.getTableName()).matches()) {
 			throw new InvalidDistLockPropertyException("distlock.jdbc.table-name", this.jdbc.getTableName(),
 					"must be a plain SQL identifier (letters, digits, _)", "Set distlock.jdbc.table-name to e.g. distributed_locks.");
@@ -652,10 +655,15 @@ public class DistLockProperties implements InitializingBean {
 				return;
 			}
 			validateNodes("distlock.redlock.nodes", this.nodes, this.ssl.getBundle());
+			validateSettings();
+		}
+
+		/** Checks the algorithm's tuning, which named Redlock registries use too. */
+		void validateSettings() {
 			try {
 				toSettings();
 			}
-			catch (IllegalArgumentException ex) {
+			catch (IllegalArgumentException | NullPointerException ex) {
 				throw new InvalidDistLockPropertyException("distlock.redlock", this.nodeTimeout + "/" + this.clockDriftFactor,
 						ex.getMessage(), "Fix distlock.redlock.node-timeout, clock-drift-factor, retry-delay or retry-jitter.");
 			}

@@ -7,6 +7,8 @@ import java.util.Map;
 import javax.sql.DataSource;
 
 import org.apache.curator.framework.CuratorFramework;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
@@ -49,11 +51,16 @@ import io.lettuce.core.resource.ClientResources;
  */
 class NamedLockRegistries implements ImportBeanDefinitionRegistrar {
 
+	private static final Logger log = LoggerFactory.getLogger(NamedLockRegistries.class);
+
 	private static final String PREFIX = "distlock.registries";
 
 	private static final String REDIS_CLASS = "org.springframework.data.redis.connection.RedisConnectionFactory";
 
 	private static final String LETTUCE_CLASS = "io.lettuce.core.RedisClient";
+
+	private static final String LETTUCE_CUSTOMIZER_CLASS =
+			"org.springframework.boot.data.redis.autoconfigure.LettuceClientConfigurationBuilderCustomizer";
 
 	private static final String JDBC_CLASS = "org.springframework.jdbc.core.JdbcTemplate";
 
@@ -162,6 +169,7 @@ class NamedLockRegistries implements ImportBeanDefinitionRegistrar {
 			String keyPrefix = (declared.getKeyPrefix() != null) ? declared.getKeyPrefix() : properties.getKeyPrefix();
 			if (!declared.getRedlockNodes().isEmpty()) {
 				requireClass(prefix, Backend.REDIS, LETTUCE_CLASS, "lettuce-core (Redlock connects its masters with Lettuce)");
+				requireClass(prefix, Backend.REDIS, LETTUCE_CUSTOMIZER_CLASS, "spring-boot-data-redis");
 				return redlock(prefix, declared.getRedlockNodes(), keyPrefix, properties, options, beanFactory);
 			}
 			RedisConnectionFactory connectionFactory = required(prefix, Backend.REDIS, beanFactory,
@@ -172,6 +180,11 @@ class NamedLockRegistries implements ImportBeanDefinitionRegistrar {
 		/** A Redlock over its own masters, connected as the default Redlock registry connects them. */
 		private static LockRegistry redlock(String prefix, List<String> listed, String keyPrefix,
 				DistLockProperties properties, LockEngineOptions options, BeanFactory beanFactory) {
+			if (listed.size() % 2 == 0) {
+				log.warn("{}.redlock-nodes lists {} masters, an even number: a majority of {} needs {} nodes, so it "
+						+ "tolerates no more failures than {} nodes would. Use an odd number (3, 5, 7).", prefix,
+						listed.size(), listed.size(), listed.size() / 2 + 1, listed.size() - 1);
+			}
 			List<LettuceConnectionFactory> nodes = RedlockNodeConnections.create(listed, properties.getRedlock(),
 					beanFactory.getBeanProvider(SslBundles.class).getIfAvailable(),
 					new RedlockNodeConnections.Customizations(

@@ -169,9 +169,11 @@ class PerMethodRegistryTests {
 
 	@Test
 	void aRedisRegistryWithRedlockNodesIsARedlockOverItsOwnMasters() throws Exception {
-		List<RedisServerProcess> masters = List.of(RedisServerProcess.start(), RedisServerProcess.start(),
-				RedisServerProcess.start());
+		List<RedisServerProcess> masters = new ArrayList<>();
 		try {
+			for (int i = 0; i < 3; i++) {
+				masters.add(RedisServerProcess.start());
+			}
 			// The audit method names the registry 'tableLocks'; here it is a Redlock.
 			ConfigurableApplicationContext context = start(AuditOnlyConfiguration.class,
 					"distlock.registries.tableLocks.backend=redis", "distlock.registries.tableLocks.key-prefix=critical",

@@ -191,7 +191,7 @@ final class RedlockFanOut implements AutoCloseable {
 			String explained = explainNode(i, error);
 			if (RedisFailures.causeOf(error).isMisconfiguration()) {
 				throw new RedlockNodesException("Redlock node " + (i + 1) + " of " + this.nodes.size() + ": " + explained
-						+ ". Fix that entry of distlock.redlock.nodes.", error);
+						+ ". Fix that entry of the Redlock node list.", error);
 			}
 			down.add(explained);
 		}

@@ -200,7 +200,7 @@ final class RedlockNodeIdentities {
 				}
 				int before = this.sameServerAs.getAndSet(i, decided[i]);
 				if (decided[i] >= 0 && before != decided[i]) {
-					log.error("{} Its answers do not count towards the majority of {}; fix distlock.redlock.nodes.",
+					log.error("{} Its answers do not count towards the majority of {}; fix the Redlock node list.",
 							sameServerMessage(decided[i], i), this.quorum);
 				}
 				else if (decided[i] == COUNTS && before >= 0) {
