@@ -36,6 +36,9 @@ import io.distlock.annotation.LockFailureHandler;
  * Runs a {@code @DistributedLock} method under its locks: evaluates the keys, acquires every lock
  * (all or nothing, in sorted order) within one shared wait budget, runs the method, and releases in
  * reverse order, after the surrounding transaction if one is active.
+ *
+ * <p>Over 300 lines because acquiring several locks all or nothing within one wait, and releasing them
+ * after a transaction, is one piece of ordering logic.
  */
 public final class DistributedLockInterceptor implements MethodInterceptor {
 

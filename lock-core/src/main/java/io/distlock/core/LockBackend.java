@@ -12,6 +12,8 @@ import java.util.function.Consumer;
  * of incrementing or decrementing blindly, so a command replayed after a reconnect cannot count twice.
  *
  * <p>Owner ids are values chosen by the engine; backends never derive them from the calling thread.
+ *
+ * <p>Over 300 lines, mostly Javadoc: each operation's contract is what every backend must keep.
  */
 public interface LockBackend extends AutoCloseable {
 

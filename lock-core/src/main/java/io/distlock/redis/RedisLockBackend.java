@@ -44,6 +44,9 @@ import io.distlock.core.LockNotice;
 /**
  * Keeps locks in one Redis deployment (a single server, a Sentinel-managed master, or a Cluster)
  * through Spring Data Redis: one hash per lock, every state change one Lua script.
+ *
+ * <p>Over 300 lines because it adapts every backend operation, blocking and asynchronous, to its script
+ * and explains Redis's failures; the lock logic itself is in the scripts.
  */
 public final class RedisLockBackend implements LockBackend {
 
