@@ -105,7 +105,6 @@ public final class LockBenchmarks {
 					redis.command("FLUSHALL");
 				}
 			}
-			// Opt-in: named explicitly, not part of "all". One key, 2 threads per client, 1 to 16 clients.
 			// Opt-in: one key, 4 clients, 8 to 1,024 platform threads, and 10,000 virtual threads where
 			// the JVM has them (run the harness on Java 21+).
 			if (scenarios.contains("waiters")) {
@@ -130,8 +129,11 @@ public final class LockBenchmarks {
 					}
 				}
 			}
+			// Opt-in: named explicitly, not part of "all". One key, 2 threads per client, 1 to 64 clients
+			// (-Dbench.clients=1,4,16,64 by default).
 			if (scenarios.contains("clients")) {
-				for (int clientCount : new int[] { 1, 4, 16 }) {
+				for (String listed : System.getProperty("bench.clients", "1,4,16,64").split(",")) {
+					int clientCount = Integer.parseInt(listed.trim());
 					for (Contender contender : contenders) {
 						Result result = contended(contender, redis, warmup, duration, clientCount, 2 * clientCount,
 								new CostMeter(redis));
