@@ -65,6 +65,18 @@ final class Charts {
 				"bytes per acquisition", false, byClients, count -> count, result -> result.costs().replyBytes());
 	}
 
+	/** Scenario 10: uncontended pairs per second and Redis CPU per pair by number of distinct names. */
+	static void names(Map<Integer, Map<String, LockBenchmarks.Result>> byNames) {
+		Path dir = directory();
+		if (dir == null) {
+			return;
+		}
+		curve(dir.resolve("names-throughput.png"), "4 threads, no contention: pairs per second by distinct names", "names",
+				"pairs/s", false, byNames, count -> count, LockBenchmarks.Result::opsPerSecond);
+		curve(dir.resolve("names-redis-cpu.png"), "4 threads, no contention: Redis CPU per pair by distinct names",
+				"names", "microseconds", false, byNames, count -> count, result -> result.costs().redisCpuMicros());
+	}
+
 	/** Scenario 9: acquisitions per second and lock-plus-wait p99 by number of waiting threads. */
 	static void waiters(Map<String, Map<String, LockBenchmarks.Result>> byWaiters) {
 		Path dir = directory();

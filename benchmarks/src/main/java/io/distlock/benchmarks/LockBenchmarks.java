@@ -10,6 +10,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Lock;
@@ -68,6 +69,7 @@ public final class LockBenchmarks {
 		Map<String, ReactiveScenario.Result> reactive = new LinkedHashMap<>();
 		Map<String, Result> zkUncontended = new LinkedHashMap<>();
 		Map<Integer, Map<String, Result>> byClients = new java.util.TreeMap<>();
+		Map<Integer, Map<String, Result>> byNames = new java.util.TreeMap<>();
 		Map<String, Map<String, Result>> byWaiters = new LinkedHashMap<>();
 		Map<String, Result> zkContended = new LinkedHashMap<>();
 		Map<String, Result> zkEnsemble = new LinkedHashMap<>();
@@ -126,6 +128,22 @@ public final class LockBenchmarks {
 					}
 					finally {
 						virtualThreads = false;
+					}
+				}
+			}
+			// Opt-in: 4 threads, each locking its own share of 10, 10,000 or 1,000,000 names at random.
+			if (scenarios.contains("names")) {
+				// A first pass warms every library up, so that the first one measured is not the one the JIT
+				// has seen least.
+				for (Contender contender : contenders) {
+					names(contender, 10, warmup, warmup, null);
+					redis.command("FLUSHALL");
+				}
+				for (int nameCount : new int[] { 10, 10_000, 1_000_000 }) {
+					for (Contender contender : contenders) {
+						byNames.computeIfAbsent(nameCount, count -> new LinkedHashMap<>())
+							.put(contender.name(), names(contender, nameCount, warmup, duration, new CostMeter(redis)));
+						redis.command("FLUSHALL");
 					}
 				}
 			}
@@ -208,6 +226,19 @@ public final class LockBenchmarks {
 			Charts.clients(byClients);
 		}
 		Charts.costs(uncontended);
+		if (!byNames.isEmpty()) {
+			report.add("Scenario 10, names: 4 threads, each its own share of N names, a lock handle per pair, one client");
+			report.add(String.format(Locale.ROOT, "%-14s %10s %10s %10s %10s %10s %12s", "library", "names", "pairs/s",
+					"p50 us", "p99 us", "redis us", "alloc B"));
+			byNames.forEach((nameCount, results) -> results.forEach((name, result) -> report.add(String.format(Locale.ROOT,
+					"%-14s %10d %10.0f %10d %10d %10.1f %12.0f", name, nameCount, result.opsPerSecond(), micros(result.pair(), 50),
+					micros(result.pair(), 99), result.costs().redisCpuMicros(), result.costs().allocatedBytes()))));
+			byNames.forEach((nameCount, results) -> results.forEach((name, result) -> report.add(String.format(Locale.ROOT,
+					"RESULT scenario=names lib=%s names=%d pairsPerSec=%.0f p99us=%d redisCpuUs=%.1f allocBytes=%.0f", name,
+					nameCount, result.opsPerSecond(), micros(result.pair(), 99), result.costs().redisCpuMicros(),
+					result.costs().allocatedBytes()))));
+			Charts.names(byNames);
+		}
 		if (!byWaiters.isEmpty()) {
 			report.add("Scenario 9, waiters: one key, 4 clients, N threads; per acquisition what Redis did and sent");
 			report.add(String.format(Locale.ROOT, "%-14s %14s %10s %12s %12s %14s %10s %12s %8s", "library", "threads",
@@ -383,6 +414,24 @@ public final class LockBenchmarks {
 					lock.lock();
 					lock.unlock();
 				};
+			}, meter);
+		}
+	}
+
+	/**
+	 * 4 threads, each locking and unlocking a name picked at random from its own share of
+	 * {@code names} (no two threads share a name, so nobody waits), with a new lock handle per pair
+	 * as code that locks per entity makes one: how each library's cost grows with the names it sees.
+	 */
+	static Result names(Contender contender, int names, Duration warmup, Duration duration, CostMeter meter)
+			throws Exception {
+		int threads = 4;
+		int share = Math.max(1, names / threads);
+		try (Contender.Client client = contender.newClient()) {
+			return pairs(threads, warmup, duration, thread -> () -> {
+				Lock lock = client.lock("names:" + thread + ":" + ThreadLocalRandom.current().nextInt(share));
+				lock.lock();
+				lock.unlock();
 			}, meter);
 		}
 	}
