@@ -116,26 +116,37 @@ public class DistLockAutoConfiguration {
 				ObjectProvider<LettuceClientConfigurationBuilderCustomizer> clientCustomizers,
 				ObjectProvider<LettuceClientOptionsBuilderCustomizer> optionsCustomizers,
 				ObjectProvider<RedlockConnectionDetails> connectionDetails) {
-			DistLockProperties.Redlock redlock = properties.getRedlock();
 			// A connection-details bean (masters in Testcontainers, say) replaces the property.
 			RedlockConnectionDetails connected = connectionDetails.getIfUnique();
-			List<String> listed = (connected != null) ? connected.nodes() : redlock.getNodes();
-			if (listed.size() % 2 == 0) {
-				log.warn("distlock.redlock.nodes lists {} masters, an even number: a majority of {} needs {} nodes, so it "
-						+ "tolerates no more failures than {} nodes would. Use an odd number (3, 5, 7).",
-						listed.size(), listed.size(), listed.size() / 2 + 1, listed.size() - 1);
-			}
-			List<LettuceConnectionFactory> nodes = RedlockNodeConnections.create(listed, redlock, sslBundles.getIfAvailable(),
+			List<String> listed = (connected != null) ? connected.nodes() : properties.getRedlock().getNodes();
+			return registry("distlock.redlock.nodes", listed, properties.getKeyPrefix(), properties,
+					engineOptions(properties, listeners, watchdog), sslBundles.getIfAvailable(),
 					new RedlockNodeConnections.Customizations(clientCustomizers.orderedStream().toList(),
 							optionsCustomizers.orderedStream().toList(), clientResources.getIfUnique()));
+		}
+
+		/**
+		 * A Redlock over {@code listed}, connected with the {@code distlock.redlock.*} timeouts and TLS
+		 * and the application's Lettuce set-up; it owns the connections. Also for registries named in
+		 * properties.
+		 * @param property where the nodes were listed, for warnings and errors
+		 */
+		static RedlockLockRegistry registry(String property, List<String> listed, String keyPrefix,
+				DistLockProperties properties, LockEngineOptions options, SslBundles sslBundles,
+				RedlockNodeConnections.Customizations customizations) {
+			if (listed.size() % 2 == 0) {
+				log.warn("{} lists {} masters, an even number: a majority of {} needs {} nodes, so it "
+						+ "tolerates no more failures than {} nodes would. Use an odd number (3, 5, 7).", property,
+						listed.size(), listed.size(), listed.size() / 2 + 1, listed.size() - 1);
+			}
+			List<LettuceConnectionFactory> nodes = RedlockNodeConnections.create(listed, properties.getRedlock(), sslBundles,
+					customizations);
 			try {
-				return RedlockLockRegistry.owning(nodes, properties.getKeyPrefix(), redlock.toSettings(),
-						engineOptions(properties, listeners, watchdog));
+				return RedlockLockRegistry.owning(nodes, keyPrefix, properties.getRedlock().toSettings(), options);
 			}
 			catch (RedlockNodesException ex) {
 				nodes.forEach(LettuceConnectionFactory::destroy);
-				throw new InvalidDistLockPropertyException("distlock.redlock.nodes",
-						RedisUriText.redact(listed), ex.getMessage(),
+				throw new InvalidDistLockPropertyException(property, RedisUriText.redact(listed), ex.getMessage(),
 						"Correct the entry named above: its credentials, its TLS trust (distlock.redlock.ssl.bundle), "
 								+ "or list each independent master once.", ex);
 			}

@@ -7,8 +7,6 @@ import java.util.Map;
 import javax.sql.DataSource;
 
 import org.apache.curator.framework.CuratorFramework;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
@@ -23,7 +21,6 @@ import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.core.env.Environment;
 import org.springframework.core.type.AnnotationMetadata;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
-import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.util.ClassUtils;
 
 import io.distlock.LockListener;
@@ -36,7 +33,6 @@ import io.distlock.core.LockEngineOptions;
 import io.distlock.jdbc.JdbcLockRegistry;
 import io.distlock.redis.RedisLockRegistry;
 import io.distlock.redlock.RedlockLockRegistry;
-import io.distlock.redlock.RedlockNodesException;
 import io.distlock.zookeeper.ZooKeeperLockRegistry;
 import io.lettuce.core.resource.ClientResources;
 
@@ -50,8 +46,6 @@ import io.lettuce.core.resource.ClientResources;
  * a missing one stops start-up naming the property.
  */
 class NamedLockRegistries implements ImportBeanDefinitionRegistrar {
-
-	private static final Logger log = LoggerFactory.getLogger(NamedLockRegistries.class);
 
 	private static final String PREFIX = "distlock.registries";
 
@@ -180,30 +174,12 @@ class NamedLockRegistries implements ImportBeanDefinitionRegistrar {
 		/** A Redlock over its own masters, connected as the default Redlock registry connects them. */
 		private static LockRegistry redlock(String prefix, List<String> listed, String keyPrefix,
 				DistLockProperties properties, LockEngineOptions options, BeanFactory beanFactory) {
-			if (listed.size() % 2 == 0) {
-				log.warn("{}.redlock-nodes lists {} masters, an even number: a majority of {} needs {} nodes, so it "
-						+ "tolerates no more failures than {} nodes would. Use an odd number (3, 5, 7).", prefix,
-						listed.size(), listed.size(), listed.size() / 2 + 1, listed.size() - 1);
-			}
-			List<LettuceConnectionFactory> nodes = RedlockNodeConnections.create(listed, properties.getRedlock(),
-					beanFactory.getBeanProvider(SslBundles.class).getIfAvailable(),
+			return DistLockAutoConfiguration.RedlockRegistryConfiguration.registry(prefix + ".redlock-nodes", listed,
+					keyPrefix, properties, options, beanFactory.getBeanProvider(SslBundles.class).getIfAvailable(),
 					new RedlockNodeConnections.Customizations(
 							beanFactory.getBeanProvider(LettuceClientConfigurationBuilderCustomizer.class).orderedStream().toList(),
 							beanFactory.getBeanProvider(LettuceClientOptionsBuilderCustomizer.class).orderedStream().toList(),
 							beanFactory.getBeanProvider(ClientResources.class).getIfUnique()));
-			try {
-				return RedlockLockRegistry.owning(nodes, keyPrefix, properties.getRedlock().toSettings(), options);
-			}
-			catch (RedlockNodesException ex) {
-				nodes.forEach(LettuceConnectionFactory::destroy);
-				throw new InvalidDistLockPropertyException(prefix + ".redlock-nodes", RedisUriText.redact(listed),
-						ex.getMessage(), "Correct the entry named above: its credentials, its TLS trust "
-								+ "(distlock.redlock.ssl.bundle), or list each independent master once.", ex);
-			}
-			catch (RuntimeException ex) {
-				nodes.forEach(LettuceConnectionFactory::destroy);
-				throw ex;
-			}
 		}
 
 	}
