@@ -30,7 +30,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import io.distlock.DistLock;
 import io.distlock.LockLostException;
 import io.distlock.LockRegistry;
-import io.distlock.core.LockEngine;
+import io.distlock.core.BackendLockRegistry;
 import io.distlock.core.LockEngineOptions;
 import io.distlock.redis.RedisLockRegistry;
 import io.distlock.redlock.RedlockLockRegistry;
@@ -80,7 +80,7 @@ public final class SoakClient {
 			.restartGrace(watchdog)
 			.listener(lost -> lostNotices.incrementAndGet())
 			.build();
-		LockEngine registry = registry(options.get("lock"), engineOptions, watchdog);
+		BackendLockRegistry registry = registry(options.get("lock"), engineOptions, watchdog);
 		FencedResource resource = new FencedResource(Integer.parseInt(options.get("resource")));
 		List<String> records = Collections.synchronizedList(new ArrayList<>());
 		SectionLoop loop = new SectionLoop(client, registry, resource, keys, waitMillis, sanity, records);
@@ -128,7 +128,7 @@ public final class SoakClient {
 		Runtime.getRuntime().halt(0);
 	}
 
-	private static LockEngine registry(String lock, LockEngineOptions options, Duration watchdog) {
+	private static BackendLockRegistry registry(String lock, LockEngineOptions options, Duration watchdog) {
 		String[] kindAndServers = lock.split(":", 2);
 		if (kindAndServers[0].equals("zookeeper")) {
 			return ZooKeeperLockRegistry.owning(curator(kindAndServers[1], watchdog), "/distlock", options);

@@ -28,7 +28,7 @@ import io.distlock.LockRegistry;
 import io.distlock.LockWatchdog;
 import io.distlock.autoconfigure.DistLockProperties.Backend;
 import io.distlock.autoconfigure.DistLockProperties.NamedRegistry;
-import io.distlock.core.LockEngine;
+import io.distlock.core.BackendLockRegistry;
 import io.distlock.core.LockEngineOptions;
 import io.distlock.jdbc.JdbcLockRegistry;
 import io.distlock.redis.RedisLockRegistry;
@@ -86,13 +86,13 @@ class NamedLockRegistries implements ImportBeanDefinitionRegistrar {
 	private static Class<?> registryType(NamedRegistry declared) {
 		Backend backend = declared.getBackend();
 		if (backend == null) {
-			return LockEngine.class;
+			return BackendLockRegistry.class;
 		}
 		return switch (backend) {
-			case REDIS -> !present(REDIS_CLASS) ? LockEngine.class
+			case REDIS -> !present(REDIS_CLASS) ? BackendLockRegistry.class
 					: declared.getRedlockNodes().isEmpty() ? RedisLockRegistry.class : RedlockLockRegistry.class;
-			case JDBC -> present(JDBC_CLASS) ? JdbcLockRegistry.class : LockEngine.class;
-			case ZOOKEEPER -> present(CURATOR_CLASS) ? ZooKeeperLockRegistry.class : LockEngine.class;
+			case JDBC -> present(JDBC_CLASS) ? JdbcLockRegistry.class : BackendLockRegistry.class;
+			case ZOOKEEPER -> present(CURATOR_CLASS) ? ZooKeeperLockRegistry.class : BackendLockRegistry.class;
 		};
 	}
 

@@ -38,7 +38,7 @@ import io.distlock.annotation.LockContext;
 import io.distlock.aop.DistributedLockAdvisor;
 import io.distlock.aop.DistributedLockInterceptor;
 import io.distlock.aop.LockAttributeSource;
-import io.distlock.core.LockEngine;
+import io.distlock.core.BackendLockRegistry;
 import io.distlock.embedded.RedisClusterProcess;
 import io.distlock.embedded.RedisServerProcess;
 import io.distlock.testing.RedisServerExtension;
@@ -368,10 +368,10 @@ class DistLockAutoConfigurationTests {
 			.run(context -> {
 				assertThat(context).hasSingleBean(LockWatchdog.class);
 				LockWatchdog watchdog = context.getBean(LockWatchdog.class);
-				Map<String, LockEngine> registries = context.getBeansOfType(LockEngine.class);
+				Map<String, BackendLockRegistry> registries = context.getBeansOfType(BackendLockRegistry.class);
 				assertThat(registries).hasSize(2);
 				String[] watchdogNames = context.getBeanNamesForType(LockWatchdog.class);
-				for (Map.Entry<String, LockEngine> registry : registries.entrySet()) {
+				for (Map.Entry<String, BackendLockRegistry> registry : registries.entrySet()) {
 					assertThat(registry.getValue().options().watchdog()).isSameAs(watchdog);
 					// What Spring stops registries by: each is a dependent of the watchdog, so it stops first.
 					assertThat(context.getBeanFactory().getDependentBeans(watchdogNames[0])).contains(registry.getKey());

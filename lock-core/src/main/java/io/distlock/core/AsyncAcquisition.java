@@ -16,7 +16,7 @@ import io.distlock.LockOrigin;
 import io.distlock.WorkHold;
 
 /**
- * A work-bound acquisition that waits without a thread: the blocking wait of {@link LockEngine}
+ * A work-bound acquisition that waits without a thread: the blocking wait of {@link BlockingAcquisition}
  * turned into steps. A step runs on the engine's call threads whenever something would have woken
  * a waiting thread (a hand-off, its turn to try, a release message, its own timer, a cancel), makes
  * the backend call a waiting thread would make, and either completes the future or leaves the
@@ -88,7 +88,7 @@ final class AsyncAcquisition {
 		this.wait = wait;
 		this.forever = wait == null;
 		long now = System.nanoTime();
-		long waitNanos = this.forever ? 0 : Math.max(0, LockEngine.saturatedNanos(wait));
+		long waitNanos = this.forever ? 0 : Math.max(0, LockArguments.saturatedNanos(wait));
 		this.deadline = now + waitNanos;
 		this.callDeadline = now + Math.max(waitNanos, LockEngine.MIN_ATTEMPT_NANOS) + LockEngine.DEADLINE_GRACE_NANOS;
 		this.origin = LockOrigin.current();
@@ -296,7 +296,7 @@ final class AsyncAcquisition {
 			if (ttl == null) {
 				return Outcome.ACQUIRED;
 			}
-			long nextSleep = ttl.isNegative() || ttl.isZero() ? LockEngine.RETRY_NANOS : LockEngine.saturatedNanos(ttl);
+			long nextSleep = ttl.isNegative() || ttl.isZero() ? LockEngine.RETRY_NANOS : LockArguments.saturatedNanos(ttl);
 			nextSleep = Math.min(nextSleep, this.attempt.placeNanos / 2);
 			if (!this.waiter.subscribed()) {
 				nextSleep = Math.min(nextSleep, this.poll);

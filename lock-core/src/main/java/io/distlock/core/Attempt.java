@@ -10,7 +10,7 @@ import io.distlock.core.HoldTable.HoldKey;
 /**
  * One acquisition of one lock by one owner, over one or more backend calls: what it asked, what the
  * backend answered, and the hold it records when it wins. The waiting between calls is the
- * caller's: a parked thread ({@link LockEngine}) or a chain of wake-ups ({@link AsyncAcquisition}).
+ * caller's: a parked thread ({@link BlockingAcquisition}) or a chain of wake-ups ({@link AsyncAcquisition}).
  */
 final class Attempt {
 
@@ -72,7 +72,7 @@ final class Attempt {
 		this.explicitLease = explicitLease;
 		this.key = new HoldKey(name, owner);
 		this.ticket = Long.toString(this.engine.tickets.incrementAndGet(), 36);
-		this.placeNanos = Math.min(LockBackend.QUEUE_PLACE.toNanos(), LockEngine.saturatedNanos(lease()));
+		this.placeNanos = Math.min(LockBackend.QUEUE_PLACE.toNanos(), LockArguments.saturatedNanos(lease()));
 		this.uninterruptible = uninterruptible;
 	}
 

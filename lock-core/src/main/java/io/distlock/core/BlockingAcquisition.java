@@ -58,7 +58,7 @@ final class BlockingAcquisition {
 
 	private boolean acquireTimed(String name, String owner, boolean threadBound, Duration lease, Duration wait,
 			boolean interruptible) throws InterruptedException {
-		long waitNanos = Math.max(0, LockEngine.saturatedNanos(wait));
+		long waitNanos = Math.max(0, LockArguments.saturatedNanos(wait));
 		DeadlineGuard.Armed deadline = this.engine.deadlines
 			.arm(Math.max(waitNanos, LockEngine.MIN_ATTEMPT_NANOS) + LockEngine.DEADLINE_GRACE_NANOS);
 		try {
@@ -83,7 +83,7 @@ final class BlockingAcquisition {
 		}
 		boolean forever = wait == null;
 		boolean mayWait = forever || (!wait.isNegative() && !wait.isZero());
-		long deadline = forever ? 0 : System.nanoTime() + LockEngine.saturatedNanos(wait);
+		long deadline = forever ? 0 : System.nanoTime() + LockArguments.saturatedNanos(wait);
 		Attempt attempt = new Attempt(this.engine, name, owner, threadBound, lease, forever && !interruptible);
 		boolean acquired = false;
 		try {
@@ -178,7 +178,7 @@ final class BlockingAcquisition {
 				}
 				// A release message or hand-off wakes us; the holder's TTL bounds the sleep in case it is
 				// lost, and a queued owner calls again before its place lapses.
-				sleep = ttl.isNegative() || ttl.isZero() ? LockEngine.RETRY_NANOS : LockEngine.saturatedNanos(ttl);
+				sleep = ttl.isNegative() || ttl.isZero() ? LockEngine.RETRY_NANOS : LockArguments.saturatedNanos(ttl);
 				sleep = Math.min(sleep, attempt.placeNanos / 2);
 				if (!waiter.subscribed()) {
 					// No release messages (yet): poll, backing off from 5 ms to 100 ms.

@@ -87,7 +87,7 @@ final class EngineLock implements DistLock {
 
 	@Override
 	public long getFencingToken() {
-		return this.engine.fencingToken(this.name, this.engine.currentOwner());
+		return this.engine.tokens.fencingToken(this.name, this.engine.currentOwner());
 	}
 
 	private void acquireUninterruptibly(Duration lease) {
@@ -100,7 +100,7 @@ final class EngineLock implements DistLock {
 	}
 
 	private Duration requirePositiveLease(Duration leaseTime) {
-		return LockEngine.requirePositiveLease(this.name, leaseTime);
+		return LockArguments.requirePositiveLease(this.name, leaseTime);
 	}
 
 	/** Two handles of one registry and name are one lock: either unlocks what the other locked. */

@@ -34,7 +34,7 @@ final class EngineWorkHold implements WorkHold {
 
 	@Override
 	public long fencingToken() {
-		return this.engine.fencingToken(this.name, this.owner);
+		return this.engine.tokens.fencingToken(this.name, this.owner);
 	}
 
 	@Override
@@ -58,7 +58,7 @@ final class EngineWorkHold implements WorkHold {
 
 	@Override
 	public void releaseKeepingFor(Duration keep) {
-		if (LockEngine.isPositive(keep) && !this.engine.canKeepAfterUnlock()) {
+		if (LockArguments.isPositive(keep) && !this.engine.canKeepAfterUnlock()) {
 			// Refused before it counts as released, so that release() still frees the lock.
 			throw new UnsupportedOperationException("Lock '" + this.name + "' cannot be kept for " + keep
 					+ " after its release: its holds do not expire on their own; release() it instead");

@@ -6,7 +6,8 @@ import java.util.Map;
 import java.util.function.Consumer;
 
 /**
- * What a storage backend (single Redis, Redlock, a SQL table) does for the {@link LockEngine}. Each
+ * What a storage backend (single Redis, Redlock, a SQL table, ZooKeeper) does for the lock engine behind a
+ * {@link BackendLockRegistry}. Each
  * state change is atomic on the backend and idempotent when re-sent with the same arguments: the
  * caller passes the hold count it believes it has, and the backend sets the count from it instead
  * of incrementing or decrementing blindly, so a command replayed after a reconnect cannot count twice.
@@ -30,6 +31,17 @@ public interface LockBackend extends AutoCloseable {
 	 */
 	default String explain(RuntimeException failure) {
 		return String.valueOf(failure.getMessage());
+	}
+
+	/**
+	 * Refuses a name this backend cannot keep as it is; called on every name a caller passes, after
+	 * the checks every backend shares (not blank, whole characters), before any other call sees it.
+	 * @param name a name that is not blank and has no unpaired surrogate
+	 * @return the name
+	 * @throws IllegalArgumentException naming what is wrong with it and what to do
+	 */
+	default String checkName(String name) {
+		return name;
 	}
 
 	/**

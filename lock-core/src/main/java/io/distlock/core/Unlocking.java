@@ -48,7 +48,7 @@ final class Unlocking {
 	}
 
 	private void releaseUninterruptibly(String name, String owner, Duration keep) {
-		if (LockEngine.isPositive(keep) && !this.engine.backend.leasesExpire()) {
+		if (LockArguments.isPositive(keep) && !this.engine.backend.leasesExpire()) {
 			// Checked before anything changes: the caller still holds the lock and can unlock it plainly.
 			throw new UnsupportedOperationException("Lock '" + name + "' cannot be kept for " + keep
 					+ " after its release: holds of " + this.engine.backend.description()
@@ -80,7 +80,7 @@ final class Unlocking {
 			cleanUpLostHold(hold);
 			throw new LockLostException(this.engine.holds.markLost(hold, "its explicit lease ran out before unlock"));
 		}
-		boolean keeping = held == 1 && LockEngine.isPositive(keep);
+		boolean keeping = held == 1 && LockArguments.isPositive(keep);
 		Release result;
 		try {
 			// Bounded by the lease: past it the hold is gone anyway, and the caller must not hang on a dead backend.

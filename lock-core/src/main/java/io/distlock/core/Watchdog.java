@@ -278,7 +278,7 @@ final class Watchdog implements AutoCloseable {
 		catch (RejectedExecutionException closed) {
 			throw new IllegalStateException("The lock registry is closed", closed);
 		}
-		long deadline = System.nanoTime() + LockEngine.saturatedNanos(within);
+		long deadline = System.nanoTime() + LockArguments.saturatedNanos(within);
 		boolean interrupted = false;
 		try {
 			while (true) {

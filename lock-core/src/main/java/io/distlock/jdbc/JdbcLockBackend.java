@@ -92,6 +92,31 @@ public final class JdbcLockBackend implements LockBackend {
 		}
 	}
 
+	/**
+	 * Checked before the database sees the name: a strict database fails the insert with an error
+	 * that reads like an outage, and MySQL without strict mode cuts the name to fit, making it the
+	 * same lock as every name that shares its first 255 characters. PostgreSQL refuses a NUL
+	 * character the same way.
+	 * @throws IllegalArgumentException also if the name is longer than
+	 * {@value JdbcLockRegistry#MAX_NAME_LENGTH} characters, which the lock table cannot hold, or has a
+	 * NUL character
+	 */
+	@Override
+	public String checkName(String name) {
+		if (name.length() > JdbcLockRegistry.MAX_NAME_LENGTH) {
+			throw new IllegalArgumentException("Lock name '" + name.substring(0, 40) + "…' is " + name.length()
+					+ " characters long; the lock table's lock_name column holds " + JdbcLockRegistry.MAX_NAME_LENGTH
+					+ ". Use a shorter name (for a long key, a hash of it).");
+		}
+		// PostgreSQL's text cannot hold NUL; refused on every database, so a name works on all of them.
+		int nul = name.indexOf('\u0000');
+		if (nul >= 0) {
+			throw new IllegalArgumentException("Lock name has a NUL character at index " + nul
+					+ ", which the lock table cannot store on PostgreSQL; use a name without control characters.");
+		}
+		return name;
+	}
+
 	@Override
 	public Acquisition acquire(String name, String owner, int heldCount, Duration lease) {
 		for (int attempt = 1;; attempt++) {

@@ -4,7 +4,7 @@ import java.util.Objects;
 
 import javax.sql.DataSource;
 
-import io.distlock.core.LockEngine;
+import io.distlock.core.BackendLockRegistry;
 import io.distlock.core.LockEngineOptions;
 import io.distlock.core.RegistryBuilder;
 
@@ -13,7 +13,7 @@ import io.distlock.core.RegistryBuilder;
  * applications with a database but no Redis. Same API, reentrancy, watchdog, lost-hold reporting and
  * fencing tokens as the Redis registry; waiters poll instead of being notified.
  */
-public class JdbcLockRegistry extends LockEngine {
+public class JdbcLockRegistry extends BackendLockRegistry {
 
 	/** The table name used when none is given. */
 	public static final String DEFAULT_TABLE_NAME = "distributed_locks";
@@ -36,30 +36,6 @@ public class JdbcLockRegistry extends LockEngine {
 	 */
 	public JdbcLockRegistry(JdbcLockBackend backend, LockEngineOptions options) {
 		super(backend, options);
-	}
-
-	/**
-	 * Checked before the database sees the name: a strict database fails the insert with an error
-	 * that reads like an outage, and MySQL without strict mode cuts the name to fit, making it the
-	 * same lock as every name that shares its first 255 characters. PostgreSQL refuses a NUL
-	 * character the same way.
-	 * @throws IllegalArgumentException also if the name is longer than {@value #MAX_NAME_LENGTH}
-	 * characters, which the lock table cannot hold, or has a NUL character
-	 */
-	@Override
-	protected String checkName(String name) {
-		if (name != null && name.length() > MAX_NAME_LENGTH) {
-			throw new IllegalArgumentException("Lock name '" + name.substring(0, 40) + "…' is " + name.length()
-					+ " characters long; the lock table's lock_name column holds " + MAX_NAME_LENGTH
-					+ ". Use a shorter name (for a long key, a hash of it).");
-		}
-		// PostgreSQL's text cannot hold NUL; refused on every database, so a name works on all of them.
-		int nul = (name != null) ? name.indexOf('\u0000') : -1;
-		if (nul >= 0) {
-			throw new IllegalArgumentException("Lock name has a NUL character at index " + nul
-					+ ", which the lock table cannot store on PostgreSQL; use a name without control characters.");
-		}
-		return name;
 	}
 
 	/**

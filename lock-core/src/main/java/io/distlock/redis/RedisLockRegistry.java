@@ -4,7 +4,7 @@ import java.util.Objects;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
-import io.distlock.core.LockEngine;
+import io.distlock.core.BackendLockRegistry;
 import io.distlock.core.LockEngineOptions;
 import io.distlock.core.RegistryBuilder;
 
@@ -19,7 +19,7 @@ import io.distlock.core.RegistryBuilder;
  * try { ... } finally { lock.unlock(); }
  * }</pre>
  */
-public class RedisLockRegistry extends LockEngine {
+public class RedisLockRegistry extends BackendLockRegistry {
 
 	/** The key prefix used when none is given. */
 	public static final String DEFAULT_KEY_PREFIX = "distlock";

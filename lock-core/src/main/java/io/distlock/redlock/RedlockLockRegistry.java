@@ -6,7 +6,7 @@ import java.util.Objects;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
-import io.distlock.core.LockEngine;
+import io.distlock.core.BackendLockRegistry;
 import io.distlock.core.LockEngineOptions;
 import io.distlock.core.RegistryBuilder;
 import io.distlock.redis.RedisLockBackend;
@@ -17,7 +17,7 @@ import io.distlock.redis.RedisLockRegistry;
  * that outlives the loss of a minority of them. Same API, reentrancy, watchdog and waiting as the
  * single-node registry; no fencing tokens (see {@link RedlockBackend}).
  */
-public class RedlockLockRegistry extends LockEngine {
+public class RedlockLockRegistry extends BackendLockRegistry {
 
 	private final List<? extends RedisConnectionFactory> ownedFactories;
 

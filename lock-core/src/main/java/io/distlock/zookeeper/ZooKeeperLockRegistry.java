@@ -5,7 +5,7 @@ import java.util.Objects;
 
 import org.apache.curator.framework.CuratorFramework;
 
-import io.distlock.core.LockEngine;
+import io.distlock.core.BackendLockRegistry;
 import io.distlock.core.LockEngineOptions;
 import io.distlock.core.RegistryBuilder;
 
@@ -15,7 +15,7 @@ import io.distlock.core.RegistryBuilder;
  * session. Same API, reentrancy, watchdog, waiting and lost-hold reporting as the other registries;
  * see {@link ZooKeeperLockBackend} for what a lease means here.
  */
-public class ZooKeeperLockRegistry extends LockEngine {
+public class ZooKeeperLockRegistry extends BackendLockRegistry {
 
 	/** The parent of all lock nodes when none is given. */
 	public static final String DEFAULT_BASE_PATH = "/distlock";

@@ -44,7 +44,7 @@ class AsyncAcquisitionTest {
 				return Release.RELEASED;
 			}
 		};
-		LockEngine engine = new LockEngine(backend, LockEngineOptions.builder().clientId("c1").build());
+		BackendLockRegistry engine = new BackendLockRegistry(backend, LockEngineOptions.builder().clientId("c1").build());
 		try {
 			CompletableFuture<Optional<WorkHold>> wait = engine.tryLockForWorkAsync("x", Duration.ofSeconds(5), null);
 			assertThat(calling.await(5, TimeUnit.SECONDS)).isTrue();
@@ -62,7 +62,7 @@ class AsyncAcquisitionTest {
 	@Test
 	void aCancelledWaitLeavesTheBackendsQueue() throws Exception {
 		HeldElsewhere backend = new HeldElsewhere();
-		LockEngine engine = new LockEngine(backend, LockEngineOptions.builder().clientId("c1").build());
+		BackendLockRegistry engine = new BackendLockRegistry(backend, LockEngineOptions.builder().clientId("c1").build());
 		try {
 			CompletableFuture<Optional<WorkHold>> wait = engine.tryLockForWorkAsync("x", Duration.ofSeconds(60), null);
 			await().atMost(Duration.ofSeconds(5)).until(() -> engine.waitingThreads() == 1);
@@ -78,7 +78,7 @@ class AsyncAcquisitionTest {
 	@Test
 	void cancellingTheFutureOfAWaitWithoutEndEndsTheWait() throws Exception {
 		HeldElsewhere backend = new HeldElsewhere();
-		LockEngine engine = new LockEngine(backend, LockEngineOptions.builder().clientId("c1").build());
+		BackendLockRegistry engine = new BackendLockRegistry(backend, LockEngineOptions.builder().clientId("c1").build());
 		try {
 			CompletableFuture<WorkHold> wait = engine.lockForWorkAsync("x", null);
 			await().atMost(Duration.ofSeconds(5)).until(() -> engine.waitingThreads() == 1);
@@ -94,7 +94,7 @@ class AsyncAcquisitionTest {
 
 	@Test
 	void stagesThatDependOnTheAcquisitionAreNotCutOffByItsDeadline() throws Exception {
-		LockEngine engine = new LockEngine(new StubBackend(), LockEngineOptions.builder().clientId("c1").build());
+		BackendLockRegistry engine = new BackendLockRegistry(new StubBackend(), LockEngineOptions.builder().clientId("c1").build());
 		try {
 			// A zero wait still gets 1.1 s for its backend call; a stage chained to it runs after that is over.
 			CompletableFuture<Boolean> interrupted = engine.tryLockForWorkAsync("x", Duration.ZERO, null)
@@ -136,7 +136,7 @@ class AsyncAcquisitionTest {
 				return Acquisition.acquired(1, lease);
 			}
 		};
-		LockEngine engine = new LockEngine(backend, LockEngineOptions.builder().clientId("c1").build());
+		BackendLockRegistry engine = new BackendLockRegistry(backend, LockEngineOptions.builder().clientId("c1").build());
 		try {
 			WorkHold hold = engine.lockForWorkAsync("x", Duration.ofMillis(200)).get(10, TimeUnit.SECONDS);
 			assertThat(calls).as("asked again after the first call was cut off").hasValue(2);

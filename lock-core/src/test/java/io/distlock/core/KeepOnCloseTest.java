@@ -44,7 +44,7 @@ class KeepOnCloseTest {
 				return super.renew(holds, lease, within);
 			}
 		};
-		LockEngine engine = new LockEngine(backend,
+		BackendLockRegistry engine = new BackendLockRegistry(backend,
 				LockEngineOptions.builder().clientId("c1").watchdogTimeout(Duration.ofMillis(300)).build());
 		try {
 			engine.getLock("busy").lock();

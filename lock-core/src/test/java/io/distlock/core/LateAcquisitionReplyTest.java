@@ -23,7 +23,7 @@ class LateAcquisitionReplyTest {
 	@Test
 	void aReplyThatArrivesAfterItsLeaseIsNotTrustedWhenTheLockIsSomeoneElsesNow() throws Exception {
 		FakeBackend backend = new FakeBackend(Acquisition.heldByOther(Duration.ofSeconds(10), 7));
-		LockEngine engine = new LockEngine(backend, LockEngineOptions.builder().clientId("c1").build());
+		BackendLockRegistry engine = new BackendLockRegistry(backend, LockEngineOptions.builder().clientId("c1").build());
 		try {
 			DistLock lock = engine.getLock("x");
 			assertThat(lock.tryLock(Duration.ofMillis(300), null)).as("acquired on a lapsed reply").isFalse();
@@ -37,7 +37,7 @@ class LateAcquisitionReplyTest {
 	@Test
 	void aReplyThatArrivesAfterItsLeaseIsConfirmedWhenTheHoldIsStillThere() throws Exception {
 		FakeBackend backend = new FakeBackend(Acquisition.acquired(5, Duration.ofSeconds(30)));
-		LockEngine engine = new LockEngine(backend, LockEngineOptions.builder().clientId("c1").build());
+		BackendLockRegistry engine = new BackendLockRegistry(backend, LockEngineOptions.builder().clientId("c1").build());
 		try {
 			DistLock lock = engine.getLock("x");
 			assertThat(lock.tryLock(Duration.ofMillis(300), null)).isTrue();
@@ -52,7 +52,7 @@ class LateAcquisitionReplyTest {
 	@Test
 	void aBackendThatAlwaysAnswersAfterTheLeaseFailsTheAcquisitionInsteadOfAskingForEver() {
 		FakeBackend backend = new FakeBackend(null);
-		LockEngine engine = new LockEngine(backend, LockEngineOptions.builder().clientId("c1").build());
+		BackendLockRegistry engine = new BackendLockRegistry(backend, LockEngineOptions.builder().clientId("c1").build());
 		try {
 			DistLock lock = engine.getLock("x");
 			assertThatThrownBy(() -> lock.tryLock(Duration.ofSeconds(5), null)).isInstanceOf(LockBackendException.class)

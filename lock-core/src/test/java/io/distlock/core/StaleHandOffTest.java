@@ -22,7 +22,7 @@ class StaleHandOffTest {
 	@Test
 	void aGrantIssuedBeforeTheLastRefusingCallIsNotTakenUp() throws Exception {
 		FakeBackend backend = new FakeBackend();
-		LockEngine engine = new LockEngine(backend, LockEngineOptions.builder().clientId("c1").build());
+		BackendLockRegistry engine = new BackendLockRegistry(backend, LockEngineOptions.builder().clientId("c1").build());
 		try {
 			DistLock lock = engine.getLock("x");
 			boolean acquired = lock.tryLock(Duration.ofSeconds(2), null);

@@ -27,6 +27,7 @@ import org.springframework.data.redis.core.types.RedisClientInfo;
 import io.distlock.DistLock;
 import io.distlock.LockLostException;
 import io.distlock.LostHold;
+import io.distlock.core.EngineProbe;
 import io.distlock.core.LockBackend.Acquisition;
 import io.distlock.core.LockBackend.Release;
 import io.distlock.testing.RedisServerExtension;
@@ -229,7 +230,7 @@ class RedisLockRegistryTest {
 					size -> size == 1L);
 		assertThat(this.redis.opsForValue().get("distlock:fencing")).isEqualTo(Long.toString(lastToken));
 		assertThat(registry.heldLocks()).isEmpty();
-		assertThat(registry.waitingLockNames()).isZero();
+		assertThat(EngineProbe.waitingLockNames(registry)).isZero();
 	}
 
 	@Test
@@ -260,7 +261,7 @@ class RedisLockRegistryTest {
 				}));
 			}
 			started.await();
-			await().atMost(Duration.ofSeconds(20)).until(() -> waiter.waitingLockNames() == names);
+			await().atMost(Duration.ofSeconds(20)).until(() -> EngineProbe.waitingLockNames(waiter) == names);
 			assertThat(pubSubConnections()).isEqualTo(1);
 
 			long releasing = System.nanoTime();
@@ -270,7 +271,7 @@ class RedisLockRegistryTest {
 			}
 			// Under the 30 s TTL the waiters would otherwise sleep for, with room for a loaded machine.
 			assertThat(Duration.ofNanos(System.nanoTime() - releasing)).isLessThan(Duration.ofSeconds(20));
-			assertThat(waiter.waitingLockNames()).isZero();
+			assertThat(EngineProbe.waitingLockNames(waiter)).isZero();
 		}
 		finally {
 			threads.shutdownNow();

@@ -15,6 +15,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 import io.distlock.DistLock;
+import io.distlock.core.EngineProbe;
 import io.distlock.testing.RedisServerExtension;
 
 /**
@@ -70,7 +71,7 @@ class RedisPausedClientTest {
 			.map(String::valueOf)
 			.filteredOn(field -> !field.startsWith(":"))
 			.singleElement()
-			.isNotEqualTo(registryA.currentOwner());
+			.isNotEqualTo(EngineProbe.currentOwner(registryA));
 		// The frozen child cannot take the hand-off up and extend it: its provisional lease runs out.
 		await().atMost(Duration.ofSeconds(15))
 			.pollInterval(Duration.ofMillis(20))

@@ -25,7 +25,7 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 import io.distlock.DistLock;
 import io.distlock.LockBackendException;
 import io.distlock.core.LockBackend;
-import io.distlock.core.LockEngine;
+import io.distlock.core.BackendLockRegistry;
 import io.distlock.core.LockEngineOptions;
 import io.distlock.testing.RedisServerExtension;
 import io.distlock.core.LockNotice;
@@ -82,7 +82,7 @@ class RedisWaitBoundsTest {
 		holder.lock();
 		this.stalling = new StallingBackend(new RedisLockBackend(this.clients.connectionFactory(), "distlock"),
 				Duration.ofSeconds(4));
-		LockEngine engine = new LockEngine(this.stalling, LockEngineOptions.builder().watchdogTimeout(Duration.ofSeconds(30)).build());
+		BackendLockRegistry engine = new BackendLockRegistry(this.stalling, LockEngineOptions.builder().watchdogTimeout(Duration.ofSeconds(30)).build());
 		try {
 			DistLock lock = engine.getLock(name);
 			CountDownLatch mayUnlock = new CountDownLatch(1);

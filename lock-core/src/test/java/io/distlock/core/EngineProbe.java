@@ -1,0 +1,25 @@
+package io.distlock.core;
+
+/** For tests in other packages: what a registry's engine knows that its public face does not show. */
+public final class EngineProbe {
+
+	private EngineProbe() {
+	}
+
+	/**
+	 * @param registry a registry
+	 * @return the owner id of the calling thread in that registry
+	 */
+	public static String currentOwner(BackendLockRegistry registry) {
+		return registry.engine().currentOwner();
+	}
+
+	/**
+	 * @param registry a registry
+	 * @return how many lock names that registry's threads wait on right now
+	 */
+	public static int waitingLockNames(BackendLockRegistry registry) {
+		return registry.engine().waitingLockNames();
+	}
+
+}
