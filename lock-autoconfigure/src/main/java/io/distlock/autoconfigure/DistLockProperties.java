@@ -8,13 +8,18 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.regex.Pattern;
 
 import org.springframework.beans.factory.InitializingBean;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.core.Ordered;
 
+import io.distlock.InvalidLockSettingException;
+import io.distlock.LockSettings;
+import io.distlock.core.LockEngineOptions;
+import io.distlock.jdbc.JdbcLockRegistry;
+import io.distlock.redis.RedisLockRegistry;
 import io.distlock.redlock.RedlockSettings;
+import io.distlock.zookeeper.ZooKeeperLockRegistry;
 import io.lettuce.core.RedisURI;
 
 /**
@@ -45,7 +50,7 @@ public class DistLockProperties implements InitializingBean {
 	/**
 	 * Prefix of every Redis key and channel distlock uses; lets several applications share one Redis.
 	 */
-	private String keyPrefix = "distlock";
+	private String keyPrefix = RedisLockRegistry.DEFAULT_KEY_PREFIX;
 
 	/**
 	 * How long a @DistributedLock method waits for its lock when the annotation sets no waitTime. 0
@@ -181,30 +186,18 @@ public class DistLockProperties implements InitializingBean {
 
 	@Override
 	public void afterPropertiesSet() {
-		if (this.keyPrefix == null || this.keyPrefix.isBlank() || this.keyPrefix.contains("{")
-				|| this.keyPrefix.contains("}")) {
-			throw new InvalidDistLockPropertyException("distlock.key-prefix", this.keyPrefix,
-					"must be non-blank and contain no '{' or '}' (they are Redis Cluster hash tags)",
-					"Set distlock.key-prefix to a plain name such as 'distlock' or 'orders-locks'.");
-		}
+		check("distlock.key-prefix", () -> LockSettings.keyPrefix(this.keyPrefix));
 		if (this.waitTime == null || this.waitTime.isNegative()) {
 			throw new InvalidDistLockPropertyException("distlock.wait-time", this.waitTime, "must be zero or positive",
 					"Set distlock.wait-time to a duration such as 500ms or 3s (0 means do not wait).");
 		}
-		if (this.leaseTime != null && (this.leaseTime.isNegative() || this.leaseTime.isZero())) {
-			throw new InvalidDistLockPropertyException("distlock.lease-time", this.leaseTime, "must be positive",
-					"Set distlock.lease-time to a duration such as 30s, or remove it to let the watchdog renew locks.");
+		if (this.leaseTime != null) {
+			check("distlock.lease-time", () -> LockSettings.defaultLease(this.leaseTime));
 		}
 		Duration timeout = this.watchdog.getTimeout();
-		if (timeout == null || timeout.compareTo(Duration.ofMillis(30)) < 0) {
-			throw new InvalidDistLockPropertyException("distlock.watchdog.timeout", timeout, "must be at least 30ms",
-					"Set distlock.watchdog.timeout to a duration such as 30s; locks are renewed every third of it.");
-		}
-		if (this.restartGrace != null && this.restartGrace.isNegative()) {
-			throw new InvalidDistLockPropertyException("distlock.restart-grace", this.restartGrace,
-					"must be zero or positive",
-					"Set distlock.restart-grace to a duration such as 30s, to 0 to turn it off, or remove it to use the "
-							+ "watchdog timeout.");
+		check("distlock.watchdog.timeout", () -> LockSettings.watchdogTimeout(timeout));
+		if (this.restartGrace != null) {
+			check("distlock.restart-grace", () -> LockSettings.restartGrace(this.restartGrace));
 		}
 		requireCountable("distlock.wait-time", this.waitTime);
 		requireCountable("distlock.lease-time", this.leaseTime);
@@ -227,10 +220,7 @@ public class DistLockProperties implements InitializingBean {
 		if (this.registries.values().stream().anyMatch(registry -> !registry.getRedlockNodes().isEmpty())) {
 			this.redlock.validateSettings();
 		}
-		if (!JDBC_TABLE.matcher(this.jdbc.getTableName()).matches()) {
-			throw new InvalidDistLockPropertyException("distlock.jdbc.table-name", this.jdbc.getTableName(),
-					"must be a plain SQL identifier (letters, digits, _)", "Set distlock.jdbc.table-name to e.g. distributed_locks.");
-		}
+		check("distlock.jdbc.table-name", () -> LockSettings.tableName(this.jdbc.getTableName()));
 		if (!this.watchdog.isEnabled() && this.leaseTime == null) {
 			throw new InvalidDistLockPropertyException("distlock.lease-time", null,
 					"must be set when distlock.watchdog.enabled=false, or @DistributedLock methods would hold their "
@@ -253,7 +243,20 @@ public class DistLockProperties implements InitializingBean {
 		}
 	}
 
-	private static final Pattern JDBC_TABLE = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}");
+	/**
+	 * Runs one of the library's checks on a value, reporting a failure under the property it came
+	 * from: the rules live in {@link LockSettings}, once, for the registries' builders and for these
+	 * properties alike.
+	 */
+	static void check(String property, Runnable libraryCheck) {
+		try {
+			libraryCheck.run();
+		}
+		catch (InvalidLockSettingException ex) {
+			throw new InvalidDistLockPropertyException(property, ex.getValue(), ex.getProblem(),
+					"Set " + property + " " + ex.getAdvice() + ".", ex);
+		}
+	}
 
 	/**
 	 * A registry named in distlock.registries: its backend and what differs from the default's
@@ -365,14 +368,11 @@ public class DistLockProperties implements InitializingBean {
 				throw new InvalidDistLockPropertyException(prefix + ".backend", null, "must be set",
 						"Set " + prefix + ".backend to redis, jdbc or zookeeper.");
 			}
-			if (this.tableName != null && !JDBC_TABLE.matcher(this.tableName).matches()) {
-				throw new InvalidDistLockPropertyException(prefix + ".table-name", this.tableName,
-						"must be a plain SQL identifier (letters, digits, _)",
-						"Set " + prefix + ".table-name to e.g. settlement_locks.");
+			if (this.tableName != null) {
+				check(prefix + ".table-name", () -> LockSettings.tableName(this.tableName));
 			}
-			if (this.watchdogTimeout != null && this.watchdogTimeout.compareTo(Duration.ofMillis(30)) < 0) {
-				throw new InvalidDistLockPropertyException(prefix + ".watchdog-timeout", this.watchdogTimeout,
-						"must be at least 30ms", "Set " + prefix + ".watchdog-timeout to a duration such as 30s.");
+			if (this.watchdogTimeout != null) {
+				check(prefix + ".watchdog-timeout", () -> LockSettings.watchdogTimeout(this.watchdogTimeout));
 			}
 			requireCountable(prefix + ".watchdog-timeout", this.watchdogTimeout);
 			String misplaced = (this.backend != Backend.REDIS && this.keyPrefix != null) ? "key-prefix"
@@ -383,6 +383,12 @@ public class DistLockProperties implements InitializingBean {
 				throw new InvalidDistLockPropertyException(prefix + "." + misplaced, this.backend,
 						"does not apply to a " + this.backend + " registry",
 						"Remove it, or set " + prefix + ".backend to the backend it belongs to.");
+			}
+			if (this.keyPrefix != null) {
+				check(prefix + ".key-prefix", () -> LockSettings.keyPrefix(this.keyPrefix));
+			}
+			if (this.basePath != null) {
+				check(prefix + ".base-path", () -> LockSettings.basePath(this.basePath));
 			}
 			if (!this.redlockNodes.isEmpty()) {
 				Redlock.validateNodes(prefix + ".redlock-nodes", this.redlockNodes, redlockSslBundle);
@@ -413,7 +419,7 @@ public class DistLockProperties implements InitializingBean {
 		/**
 		 * The lock table; its fencing counter is the table <name>_fencing.
 		 */
-		private String tableName = "distributed_locks";
+		private String tableName = JdbcLockRegistry.DEFAULT_TABLE_NAME;
 
 		/**
 		 * Whether to create the tables at start-up if they do not exist (from the DDL shipped for the
@@ -467,7 +473,7 @@ public class DistLockProperties implements InitializingBean {
 		/**
 		 * The znode under which every lock is a child node.
 		 */
-		private String basePath = "/distlock";
+		private String basePath = ZooKeeperLockRegistry.DEFAULT_BASE_PATH;
 
 		public String getConnectString() {
 			return this.connectString;
@@ -511,11 +517,7 @@ public class DistLockProperties implements InitializingBean {
 				throw new InvalidDistLockPropertyException("distlock.zookeeper.connection-timeout", this.connectionTimeout,
 						"must be a positive duration", "Set distlock.zookeeper.connection-timeout to e.g. 5s.");
 			}
-			if (this.basePath == null || !this.basePath.matches("(/[^/\\s]+)+")) {
-				throw new InvalidDistLockPropertyException("distlock.zookeeper.base-path", this.basePath,
-						"must be an absolute znode path without a trailing '/'",
-						"Set distlock.zookeeper.base-path to e.g. /distlock or /apps/orders/locks.");
-			}
+			check("distlock.zookeeper.base-path", () -> LockSettings.basePath(this.basePath));
 		}
 
 	}
@@ -617,11 +619,14 @@ public class DistLockProperties implements InitializingBean {
 		 * is set; a failure names {@code property} and never prints a password.
 		 */
 		static void validateNodes(String property, List<String> nodes, String sslBundle) {
-			if (nodes.size() < 3) {
-				throw new InvalidDistLockPropertyException(property, RedisUriText.redact(nodes),
-						"Redlock needs at least 3 independent masters, but " + nodes.size() + " are configured",
-						"List 3, 5 or 7 independent Redis masters (not replicas of one another), or remove "
-								+ property + " to use the single Redis of spring.data.redis.");
+			try {
+				LockSettings.redlockMasters(nodes.size());
+			}
+			catch (InvalidLockSettingException ex) {
+				// The list, not the count, and never a password: RedisUriText masks them.
+				throw new InvalidDistLockPropertyException(property, RedisUriText.redact(nodes), ex.getProblem(),
+						"Set " + property + " " + ex.getAdvice() + ", or remove it to use the single Redis of "
+								+ "spring.data.redis.", ex);
 			}
 			Set<String> seen = new HashSet<>();
 			for (int i = 0; i < nodes.size(); i++) {
@@ -663,13 +668,10 @@ public class DistLockProperties implements InitializingBean {
 
 		/** Checks the algorithm's tuning, which named Redlock registries use too. */
 		void validateSettings() {
-			try {
-				toSettings();
-			}
-			catch (IllegalArgumentException | NullPointerException ex) {
-				throw new InvalidDistLockPropertyException("distlock.redlock", this.nodeTimeout + "/" + this.clockDriftFactor,
-						ex.getMessage(), "Fix distlock.redlock.node-timeout, clock-drift-factor, retry-delay or retry-jitter.");
-			}
+			check("distlock.redlock.node-timeout", () -> LockSettings.nodeTimeout(this.nodeTimeout));
+			check("distlock.redlock.clock-drift-factor", () -> LockSettings.clockDriftFactor(this.clockDriftFactor));
+			check("distlock.redlock.retry-delay", () -> LockSettings.retryPause("retryDelay", this.retryDelay));
+			check("distlock.redlock.retry-jitter", () -> LockSettings.retryPause("retryJitter", this.retryJitter));
 		}
 
 	}
@@ -712,7 +714,7 @@ public class DistLockProperties implements InitializingBean {
 		 * The lease of watchdog-kept locks; renewed every third of it while held. A crashed holder's lock
 		 * is freed at most this long after the crash.
 		 */
-		private Duration timeout = Duration.ofSeconds(30);
+		private Duration timeout = LockEngineOptions.DEFAULT_WATCHDOG_TIMEOUT;
 
 		public boolean isEnabled() {
 			return this.enabled;

@@ -14,7 +14,11 @@ import org.junit.jupiter.api.Test;
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.boot.json.JsonParserFactory;
 
+import io.distlock.core.LockEngineOptions;
+import io.distlock.jdbc.JdbcLockRegistry;
+import io.distlock.redis.RedisLockRegistry;
 import io.distlock.redlock.RedlockSettings;
+import io.distlock.zookeeper.ZooKeeperLockRegistry;
 
 /**
  * The IDE metadata shows a default for every property that has one, and those defaults are the
@@ -42,6 +46,10 @@ class DistLockMetadataTests {
 			.isEqualTo(RedlockSettings.DEFAULTS.clockDriftFactor());
 		assertThat(duration(defaults, "distlock.redlock.retry-delay")).isEqualTo(RedlockSettings.DEFAULTS.retryDelay());
 		assertThat(duration(defaults, "distlock.redlock.retry-jitter")).isEqualTo(RedlockSettings.DEFAULTS.retryJitter());
+		assertThat(defaults.get("distlock.key-prefix")).isEqualTo(RedisLockRegistry.DEFAULT_KEY_PREFIX);
+		assertThat(duration(defaults, "distlock.watchdog.timeout")).isEqualTo(LockEngineOptions.DEFAULT_WATCHDOG_TIMEOUT);
+		assertThat(defaults.get("distlock.jdbc.table-name")).isEqualTo(JdbcLockRegistry.DEFAULT_TABLE_NAME);
+		assertThat(defaults.get("distlock.zookeeper.base-path")).isEqualTo(ZooKeeperLockRegistry.DEFAULT_BASE_PATH);
 	}
 
 	private static Duration duration(Map<String, Object> defaults, String name) {

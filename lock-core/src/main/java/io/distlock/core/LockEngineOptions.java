@@ -9,10 +9,11 @@ import java.util.List;
 import java.util.Objects;
 
 import io.distlock.LockListener;
+import io.distlock.LockSettings;
 import io.distlock.LockWatchdog;
 
 /**
- * Immutable settings of a {@link LockEngine}.
+ * Immutable settings of a lock registry's engine ({@link BackendLockRegistry}).
  *
  * @param clientId this client's id, the first half of every owner id; unique per client; no ':', whitespace
  * or control characters
@@ -46,18 +47,12 @@ public record LockEngineOptions(String clientId, Duration watchdogTimeout, List<
 					+ "characters (it is the first part of every owner id 'clientId:threadId') but was '" + clientId + "'"
 					+ ((bad >= 0) ? String.format(" (U+%04X at index %d)", (int) clientId.charAt(bad), bad) : ""));
 		}
-		Objects.requireNonNull(watchdogTimeout, "watchdogTimeout");
-		if (watchdogTimeout.toMillis() < 30) {
-			throw new IllegalArgumentException("watchdogTimeout must be at least 30ms but was " + watchdogTimeout);
-		}
+		LockSettings.watchdogTimeout(watchdogTimeout);
 		listeners = List.copyOf(listeners);
 		Objects.requireNonNull(clock, "clock");
-		Objects.requireNonNull(restartGrace, "restartGrace");
-		if (restartGrace.isNegative()) {
-			throw new IllegalArgumentException("restartGrace must not be negative but was " + restartGrace);
-		}
-		if (defaultLease != null && (defaultLease.isNegative() || defaultLease.isZero())) {
-			throw new IllegalArgumentException("defaultLease must be positive but was " + defaultLease);
+		LockSettings.restartGrace(restartGrace);
+		if (defaultLease != null) {
+			LockSettings.defaultLease(defaultLease);
 		}
 	}
 

@@ -9,7 +9,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
-import java.util.regex.Pattern;
 
 import javax.sql.DataSource;
 
@@ -21,6 +20,7 @@ import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionTemplate;
 
+import io.distlock.LockSettings;
 import io.distlock.core.LockBackend;
 import io.distlock.core.LockNotice;
 
@@ -35,8 +35,6 @@ import io.distlock.core.LockNotice;
  * waiters poll with the engine's capped back-off.
  */
 public final class JdbcLockBackend implements LockBackend {
-
-	private static final Pattern TABLE_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}");
 
 	/**
 	 * How often an acquisition is tried in all when the database rolls it back for a conflict with
@@ -59,9 +57,7 @@ public final class JdbcLockBackend implements LockBackend {
 	 * @param tableName the lock table; its fencing counter is {@code <tableName>_fencing}
 	 */
 	public JdbcLockBackend(DataSource dataSource, String tableName) {
-		if (tableName == null || !TABLE_NAME.matcher(tableName).matches()) {
-			throw new IllegalArgumentException("Lock table name must be a plain SQL identifier but was '" + tableName + "'");
-		}
+		LockSettings.tableName(tableName);
 		this.jdbc = new JdbcTemplate(dataSource);
 		this.transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
 		this.transactions.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);

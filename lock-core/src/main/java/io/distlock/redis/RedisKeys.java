@@ -2,6 +2,8 @@ package io.distlock.redis;
 
 import java.util.List;
 
+import io.distlock.LockSettings;
+
 /**
  * Names the Redis keys and channels of a lock. Every key one script touches lives in the lock's
  * Redis Cluster slot: the lock hash carries the lock name as its hash tag ({@code {name}}), and on a
@@ -13,9 +15,7 @@ import java.util.List;
 record RedisKeys(String prefix, boolean cluster) {
 
 	RedisKeys {
-		if (prefix == null || prefix.isBlank() || prefix.indexOf('{') >= 0 || prefix.indexOf('}') >= 0) {
-			throw new IllegalArgumentException("Key prefix must be non-blank and contain no '{' or '}' but was '" + prefix + "'");
-		}
+		LockSettings.keyPrefix(prefix);
 	}
 
 	/** The hash holding owner -> hold count and the fencing token. */

@@ -3,6 +3,8 @@ package io.distlock.redlock;
 import java.time.Duration;
 import java.util.Objects;
 
+import io.distlock.LockSettings;
+
 /**
  * Tuning of the Redlock algorithm.
  *
@@ -36,18 +38,10 @@ public record RedlockSettings(Duration nodeTimeout, double clockDriftFactor, Dur
 	 * Validates the settings.
 	 */
 	public RedlockSettings {
-		Objects.requireNonNull(nodeTimeout, "nodeTimeout");
-		Objects.requireNonNull(retryDelay, "retryDelay");
-		Objects.requireNonNull(retryJitter, "retryJitter");
-		if (nodeTimeout.isNegative() || nodeTimeout.isZero()) {
-			throw new IllegalArgumentException("Redlock node timeout must be positive but was " + nodeTimeout);
-		}
-		if (clockDriftFactor < 0 || clockDriftFactor >= 0.5) {
-			throw new IllegalArgumentException("Redlock clock drift factor must be in [0, 0.5) but was " + clockDriftFactor);
-		}
-		if (retryDelay.isNegative() || retryJitter.isNegative()) {
-			throw new IllegalArgumentException("Redlock retry delay and jitter must not be negative");
-		}
+		LockSettings.nodeTimeout(nodeTimeout);
+		LockSettings.clockDriftFactor(clockDriftFactor);
+		LockSettings.retryPause("retryDelay", retryDelay);
+		LockSettings.retryPause("retryJitter", retryJitter);
 	}
 
 	/** @return a builder starting from the defaults, naming each setting (two adjacent durations are easy to swap) */

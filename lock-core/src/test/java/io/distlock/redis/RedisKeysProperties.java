@@ -15,6 +15,7 @@ import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
 
+import io.distlock.InvalidLockSettingException;
 import io.distlock.testing.HostileText;
 
 /**
@@ -73,7 +74,8 @@ class RedisKeysProperties {
 	void aPrefixWithAHashTagOrNothingInItIsRefused(@ForAll("prefixes") String prefix) {
 		if (prefix.isBlank() || prefix.contains("{") || prefix.contains("}")) {
 			assertThatThrownBy(() -> new RedisKeys(prefix, true)).isInstanceOf(IllegalArgumentException.class)
-				.hasMessageContaining("Key prefix")
+				.isInstanceOf(InvalidLockSettingException.class)
+				.hasMessageContaining("keyPrefix")
 				.hasMessageContaining("'" + prefix + "'");
 		}
 		else {
