@@ -473,6 +473,30 @@ class DistLockAutoConfigurationTests {
 	}
 
 	@Test
+	void aNamedRegistrysKeyPrefixIsCheckedByTheSameRuleAndNamedByItsOwnProperty() {
+		assertStartupFailure("distlock.registries.orders.key-prefix", "plain name",
+				"distlock.registries.orders.backend=redis", "distlock.registries.orders.key-prefix=orders{1}");
+	}
+
+	@Test
+	void aRedlockTimingFailsStartUpNamingItsOwnProperty() {
+		assertStartupFailure("distlock.redlock.clock-drift-factor", "[0, 0.5)",
+				"distlock.redlock.nodes=redis://a:6379,redis://b:6379,redis://c:6379",
+				"distlock.redlock.clock-drift-factor=0.7");
+	}
+
+	@Test
+	void aRegistryTheApplicationBuildsWithAnInvalidSettingFailsStartUpNamingTheSetting() {
+		runner().withUserConfiguration(RegistryWithATinyWatchdogTimeout.class).run(context -> {
+				assertThat(context).hasFailed();
+				FailureAnalysis analysis = new InvalidLockSettingFailureAnalyzer().analyze(context.getStartupFailure());
+				assertThat(analysis).isNotNull();
+				assertThat(analysis.getDescription()).contains("watchdogTimeout", "at least 30ms");
+				assertThat(analysis.getAction()).contains("builder's watchdogTimeout(...)");
+			});
+	}
+
+	@Test
 	void watchdogOffWithoutALeaseFailsStartUp() {
 		assertStartupFailure("distlock.lease-time", "re-enable the watchdog", "distlock.watchdog.enabled=false");
 	}
@@ -502,6 +526,16 @@ class DistLockAutoConfigurationTests {
 			assertThat(analysis.getDescription()).contains(expectedProperty);
 			assertThat(analysis.getDescription() + " " + analysis.getAction()).contains(expectedText);
 		});
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class RegistryWithATinyWatchdogTimeout {
+
+		@Bean
+		RedisLockRegistry ordersLocks(RedisConnectionFactory connectionFactory) {
+			return RedisLockRegistry.builder(connectionFactory).watchdogTimeout(Duration.ofMillis(5)).build();
+		}
+
 	}
 
 	@Configuration(proxyBeanMethods = false)
