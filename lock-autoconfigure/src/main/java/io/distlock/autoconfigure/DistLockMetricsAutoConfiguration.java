@@ -82,15 +82,15 @@ public class DistLockMetricsAutoConfiguration {
 		}
 
 		@Override
-		public void acquisition(String lockName, Outcome outcome, Duration waited) {
-			acquisition(lockName, LockRegistries.DEFAULT, outcome, waited);
+		public void acquisition(String logicalName, Outcome outcome, Duration waited) {
+			acquisition(logicalName, LockRegistries.DEFAULT, outcome, waited);
 		}
 
 		@Override
-		public void acquisition(String lockName, String lockRegistry, Outcome outcome, Duration waited) {
+		public void acquisition(String logicalName, String lockRegistry, Outcome outcome, Duration waited) {
 			this.registries.forEach(registry -> Timer.builder("distlock.acquire")
 				.description("Time @DistributedLock methods took to acquire their locks")
-				.tag("lock", lockName)
+				.tag("lock", logicalName)
 				.tag("registry", lockRegistry)
 				.tag("outcome", outcome.name().toLowerCase(Locale.ROOT))
 				.register(registry)
@@ -98,15 +98,15 @@ public class DistLockMetricsAutoConfiguration {
 		}
 
 		@Override
-		public void released(String lockName, Duration heldFor) {
-			released(lockName, LockRegistries.DEFAULT, heldFor);
+		public void released(String logicalName, Duration heldFor) {
+			released(logicalName, LockRegistries.DEFAULT, heldFor);
 		}
 
 		@Override
-		public void released(String lockName, String lockRegistry, Duration heldFor) {
+		public void released(String logicalName, String lockRegistry, Duration heldFor) {
 			this.registries.forEach(registry -> Timer.builder("distlock.held")
 				.description("Time @DistributedLock methods held their locks")
-				.tag("lock", lockName)
+				.tag("lock", logicalName)
 				.tag("registry", lockRegistry)
 				.register(registry)
 				.record(heldFor));

@@ -69,7 +69,7 @@ final class DeferredAcquisition {
 		CompletableFuture<Optional<WorkHold>> step;
 		try {
 			// The registry records the origin for diagnostics from the calling thread.
-			step = LockOrigin.during(attribute.metricName(), attribute.description(), () -> this.call.locks()
+			step = LockOrigin.during(attribute.logicalName(), attribute.description(), () -> this.call.locks()
 				.tryLockForWorkAsync(name, left.isNegative() ? Duration.ZERO : left, this.call.leaseTime()));
 		}
 		catch (IllegalArgumentException refused) {

@@ -189,7 +189,7 @@ final class DeferredLocking {
 		long start = System.nanoTime();
 		Throwable cause;
 		try {
-			cause = LockOrigin.during(call.attribute().metricName(), call.attribute().description(),
+			cause = LockOrigin.during(call.attribute().logicalName(), call.attribute().description(),
 					() -> DistributedLockInterceptor.acquireAll(call.attribute(), call.names(), call.waitTime(), start, held,
 							(name, left) -> call.locks().tryLockForWork(name, left, call.leaseTime()).orElse(null)));
 		}
@@ -234,7 +234,7 @@ final class DeferredLocking {
 
 	void observeAcquisition(Call call, DistributedLockObserver.Outcome outcome, long start) {
 		Duration waited = Duration.ofNanos(System.nanoTime() - start);
-		this.interceptor.observe(observer -> observer.acquisition(call.attribute().metricName(),
+		this.interceptor.observe(observer -> observer.acquisition(call.attribute().logicalName(),
 				call.attribute().registryName(), outcome, waited));
 	}
 

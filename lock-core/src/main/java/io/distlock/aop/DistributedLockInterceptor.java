@@ -129,7 +129,7 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
 		Throwable cause;
 		Map<String, LongSupplier> tokens;
 		try {
-			cause = LockOrigin.during(attribute.metricName(), attribute.description(),
+			cause = LockOrigin.during(attribute.logicalName(), attribute.description(),
 					() -> acquireAll(attribute, names, wait, start, held, (name, left) -> {
 						DistLock lock = locks.getLock(name);
 						return lock.tryLock(left, lease) ? lock : null;
@@ -141,19 +141,19 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
 			// but the locks taken so far must not stay held, renewed by the watchdog, with no one to release them.
 			releaseQuietly(held);
 			Duration waited = Duration.ofNanos(System.nanoTime() - start);
-			observe(observer -> observer.acquisition(attribute.metricName(), attribute.registryName(),
+			observe(observer -> observer.acquisition(attribute.logicalName(), attribute.registryName(),
 					DistributedLockObserver.Outcome.FAILED, waited));
 			throw ex;
 		}
 		Duration waited = Duration.ofNanos(System.nanoTime() - start);
 		if (tokens == null) {
 			releaseQuietly(held);
-			observe(observer -> observer.acquisition(attribute.metricName(), attribute.registryName(),
+			observe(observer -> observer.acquisition(attribute.logicalName(), attribute.registryName(),
 					(cause == null) ? DistributedLockObserver.Outcome.TIMED_OUT : DistributedLockObserver.Outcome.FAILED,
 					waited));
 			return onFailure(attribute, new LockFailure(names, method, target, arguments, waited, cause), context);
 		}
-		observe(observer -> observer.acquisition(attribute.metricName(), attribute.registryName(),
+		observe(observer -> observer.acquisition(attribute.logicalName(), attribute.registryName(),
 				DistributedLockObserver.Outcome.ACQUIRED, waited));
 		long acquiredAt = System.nanoTime();
 
@@ -315,7 +315,7 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
 
 	void observeRelease(LockAttribute attribute, long acquiredAt) {
 		Duration heldFor = Duration.ofNanos(System.nanoTime() - acquiredAt);
-		observe(observer -> observer.released(attribute.metricName(), attribute.registryName(), heldFor));
+		observe(observer -> observer.released(attribute.logicalName(), attribute.registryName(), heldFor));
 	}
 
 	/**

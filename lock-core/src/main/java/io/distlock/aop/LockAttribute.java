@@ -47,8 +47,8 @@ record LockAttribute(Method method, String description, String name, List<Expres
 		return (this.holdAtLeast != null) ? this.holdAtLeast.minusNanos(System.nanoTime() - acquiredAt) : Duration.ZERO;
 	}
 
-	/** @return the name metrics use: the annotation's name, else {@code SimpleClassName.method}, never a key */
-	String metricName() {
+	/** @return the logical name (metrics, the endpoint, lost-hold reports): the annotation's name, else {@code SimpleClassName.method}, never a key */
+	String logicalName() {
 		return this.name.isEmpty() ? this.method.getDeclaringClass().getSimpleName() + "." + this.method.getName()
 				: this.name;
 	}
