@@ -1,6 +1,5 @@
 package io.distlock.zookeeper;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -208,7 +207,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 			try {
 				try {
 					this.client.create().storingStatIn(stat).creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
-						.forPath(path, nodeData(owner, nonce));
+						.forPath(path, ZooKeeperNodeData.nodeData(owner, nonce));
 					hook("created", name);
 				}
 				catch (KeeperException.NodeExistsException taken) {
@@ -237,11 +236,11 @@ public final class ZooKeeperLockBackend implements LockBackend {
 				catch (Exception ex) {
 					throw failure(ex);
 				}
-				if (!owner.equals(ownerOf(holder)) || existing.getEphemeralOwner() != sessionId()) {
+				if (!owner.equals(ZooKeeperNodeData.ownerOf(holder)) || existing.getEphemeralOwner() != sessionId()) {
 					// The holder's lease is not in ZooKeeper; the engine re-checks within its place time anyway.
 					return Acquisition.heldByOther(sessionTimeout());
 				}
-				if (nonce.equals(nonceOf(holder))) {
+				if (nonce.equals(ZooKeeperNodeData.nonceOf(holder))) {
 					// This very create, re-sent by Curator after a connection loss swallowed its answer.
 					if (answeredInTime(sent, existing)) {
 						return held(name, owner, path, existing, lease);
@@ -380,7 +379,8 @@ public final class ZooKeeperLockBackend implements LockBackend {
 		catch (KeeperException.NoNodeException free) {
 			return Deleted.ABSENT;
 		}
-		if (stat.getEphemeralOwner() != zk.getSessionId() || !owner.equals(ownerOf(data)) || !nonce.test(nonceOf(data))) {
+		if (stat.getEphemeralOwner() != zk.getSessionId() || !owner.equals(ZooKeeperNodeData.ownerOf(data))
+				|| !nonce.test(ZooKeeperNodeData.nonceOf(data))) {
 			return Deleted.ABSENT;
 		}
 		for (Held hold : this.holds.values()) {
@@ -742,7 +742,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 		try {
 			Stat stat = new Stat();
 			byte[] data = this.client.getData().storingStatIn(stat).forPath(path(name));
-			return owner.equals(ownerOf(data))
+			return owner.equals(ZooKeeperNodeData.ownerOf(data))
 					&& (hold == null || !hold.owner.equals(owner) || stat.getCzxid() == hold.czxid);
 		}
 		catch (KeeperException.NoNodeException free) {
@@ -999,27 +999,6 @@ public final class ZooKeeperLockBackend implements LockBackend {
 	}
 
 	// Helpers
-
-	/** Separates the owner id from the create's nonce in a node's data. */
-	private static final char NONCE_SEPARATOR = '\u0000';
-
-	static byte[] nodeData(String owner, String nonce) {
-		return (owner + NONCE_SEPARATOR + nonce).getBytes(StandardCharsets.UTF_8);
-	}
-
-	/** @return the owner id in a node's data (all of it for a node written without a nonce) */
-	static String ownerOf(byte[] data) {
-		String text = new String(data, StandardCharsets.UTF_8);
-		int separator = text.lastIndexOf(NONCE_SEPARATOR);
-		return (separator < 0) ? text : text.substring(0, separator);
-	}
-
-	/** @return the create's nonce in a node's data, empty if none */
-	static String nonceOf(byte[] data) {
-		String text = new String(data, StandardCharsets.UTF_8);
-		int separator = text.lastIndexOf(NONCE_SEPARATOR);
-		return (separator < 0) ? "" : text.substring(separator + 1);
-	}
 
 	/** For the tests: called at the points named where an interleaving with another thread matters. */
 	interface Hook {
