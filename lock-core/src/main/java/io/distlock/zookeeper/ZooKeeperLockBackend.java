@@ -19,7 +19,6 @@ import java.util.function.Predicate;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
-import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.AddWatchMode;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
@@ -77,13 +76,9 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
 	private final CuratorFramework client;
 
-	private final String basePath;
+	private final ZooKeeperConnection connection;
 
 	private final boolean ownsClient;
-
-	private final Duration connectionTimeout;
-
-	private final String ensemble;
 
 	/** This client's holds, one per lock name at most (the znode is unique per name). */
 	private final ConcurrentHashMap<String, Held> holds = new ConcurrentHashMap<>();
@@ -107,10 +102,8 @@ public final class ZooKeeperLockBackend implements LockBackend {
 	 */
 	public ZooKeeperLockBackend(CuratorFramework client, String basePath, Duration connectionTimeout, boolean ownsClient) {
 		this.client = client;
-		this.basePath = validBasePath(basePath);
-		this.connectionTimeout = connectionTimeout;
+		this.connection = new ZooKeeperConnection(client, basePath, connectionTimeout, this::hook);
 		this.ownsClient = ownsClient;
-		this.ensemble = ensembleOf(client);
 		this.leases = new ScheduledThreadPoolExecutor(1, runnable -> {
 			Thread thread = new Thread(runnable, "distlock-zookeeper-leases");
 			thread.setDaemon(true);
@@ -120,52 +113,14 @@ public final class ZooKeeperLockBackend implements LockBackend {
 		client.getConnectionStateListenable().addListener(this.connectionListener);
 	}
 
-	static String validBasePath(String basePath) {
-		if (basePath == null || !basePath.startsWith("/") || basePath.length() < 2 || basePath.endsWith("/")) {
-			throw new IllegalArgumentException("ZooKeeper base path must be an absolute path such as /distlock but was '"
-					+ basePath + "'");
-		}
-		ZKPaths.fixForNamespace(null, basePath);
-		return basePath;
-	}
-
-	private static String ensembleOf(CuratorFramework client) {
-		// ZooKeeper connect strings carry no credentials (digest auth is added separately).
-		String connect = client.getZookeeperClient().getCurrentConnectionString();
-		String namespace = client.getNamespace();
-		return (namespace == null || namespace.isEmpty()) ? connect : connect + " (namespace /" + namespace + ")";
-	}
-
 	@Override
 	public String description() {
-		return "ZooKeeper at " + this.ensemble + ", " + this.basePath;
+		return "ZooKeeper at " + this.connection.ensemble() + ", " + this.connection.basePath();
 	}
 
 	@Override
 	public String explain(RuntimeException failure) {
-		Throwable cause = failure;
-		while (cause != null && !(cause instanceof KeeperException) && !(cause instanceof InterruptedException)) {
-			cause = cause.getCause();
-		}
-		String at = "ZooKeeper at " + this.ensemble;
-		if (cause instanceof InterruptedException) {
-			return "the call to " + at + " was interrupted";
-		}
-		if (!(cause instanceof KeeperException keeper)) {
-			return at + ": " + failure.getMessage();
-		}
-		return switch (keeper.code()) {
-			case CONNECTIONLOSS, OPERATIONTIMEOUT -> at + " did not answer within " + seconds(this.connectionTimeout)
-					+ " (connection loss; is a majority of the ensemble up and reachable?)";
-			case SESSIONEXPIRED -> at + " expired this client's session; its locks are gone";
-			case NOAUTH -> at + " refused access to " + this.basePath + " (NOAUTH: the client's credentials lack the ACL's rights)";
-			case AUTHFAILED -> at + " rejected the client's credentials (AUTHFAILED)";
-			default -> at + " answered " + keeper.code();
-		};
-	}
-
-	private static String seconds(Duration duration) {
-		return (duration.toMillis() % 1000 == 0) ? duration.toSeconds() + " s" : duration.toMillis() + " ms";
+		return this.connection.explain(failure);
 	}
 
 	// Acquiring
@@ -188,7 +143,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 	@Override
 	public Acquisition acquire(String name, String owner, int heldCount, Duration lease, Duration queueFor,
 			String ticket) {
-		String path = path(name);
+		String path = this.connection.path(name);
 		if (heldCount > 0) {
 			return reenter(name, owner, path, lease);
 		}
@@ -208,7 +163,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 				try {
 					this.client.create().storingStatIn(stat).creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
 						.forPath(path, ZooKeeperNodeData.nodeData(owner, nonce));
-					hook("created", name);
+					this.connection.hook("created", name);
 				}
 				catch (KeeperException.NodeExistsException taken) {
 					throw taken;
@@ -234,11 +189,12 @@ public final class ZooKeeperLockBackend implements LockBackend {
 					continue;
 				}
 				catch (Exception ex) {
-					throw failure(ex);
+					throw this.connection.failure(ex);
 				}
-				if (!owner.equals(ZooKeeperNodeData.ownerOf(holder)) || existing.getEphemeralOwner() != sessionId()) {
+				if (!owner.equals(ZooKeeperNodeData.ownerOf(holder))
+						|| existing.getEphemeralOwner() != this.connection.sessionId()) {
 					// The holder's lease is not in ZooKeeper; the engine re-checks within its place time anyway.
-					return Acquisition.heldByOther(sessionTimeout());
+					return Acquisition.heldByOther(this.connection.sessionTimeout());
 				}
 				if (nonce.equals(ZooKeeperNodeData.nonceOf(holder))) {
 					// This very create, re-sent by Curator after a connection loss swallowed its answer.
@@ -250,7 +206,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 				}
 				// Stale: this owner's earlier node of this session, which no hold here may take up.
 				try {
-					ZooKeeper zk = this.client.getZookeeperClient().getZooKeeper();
+					ZooKeeper zk = this.connection.zooKeeper();
 					if (zk.getSessionId() != existing.getEphemeralOwner()
 							|| deleteNode(zk, path, existing.getCzxid()) == Deleted.BUSY) {
 						// Another deleter of this client has it in hand; its NodeDeleted wakes the engine.
@@ -258,11 +214,11 @@ public final class ZooKeeperLockBackend implements LockBackend {
 					}
 				}
 				catch (Exception ex) {
-					throw failure(ex);
+					throw this.connection.failure(ex);
 				}
 			}
 			catch (Exception ex) {
-				throw failure(ex);
+				throw this.connection.failure(ex);
 			}
 		}
 	}
@@ -276,7 +232,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 	private boolean answeredInTime(long sent, Stat node) {
 		long elapsed = System.nanoTime() - sent;
 		try {
-			ZooKeeper zk = this.client.getZookeeperClient().getZooKeeper();
+			ZooKeeper zk = this.connection.zooKeeper();
 			return node.getEphemeralOwner() == zk.getSessionId()
 					&& elapsed < TimeUnit.MILLISECONDS.toNanos(zk.getSessionTimeout());
 		}
@@ -303,10 +259,11 @@ public final class ZooKeeperLockBackend implements LockBackend {
 			leftover(path, owner, nonce::equals);
 		}
 		if (lateAnswers >= MAX_LATE_ANSWERS) {
-			throw new ZooKeeperCallException("ZooKeeper at " + this.ensemble + " answered " + MAX_LATE_ANSWERS
-					+ " creates of lock '" + name + "' in a row only after the session timeout (" + sessionTimeout().toMillis()
-					+ " ms), when the node may already have been deleted; the lock was not taken. Is this process starved"
-					+ " of CPU, or the ensemble overloaded? A longer session timeout tolerates slower answers.", null);
+			throw new ZooKeeperCallException("ZooKeeper at " + this.connection.ensemble() + " answered " + MAX_LATE_ANSWERS
+					+ " creates of lock '" + name + "' in a row only after the session timeout ("
+					+ this.connection.sessionTimeout().toMillis() + " ms), when the node may already have been deleted; the"
+					+ " lock was not taken. Is this process starved of CPU, or the ensemble overloaded? A longer session"
+					+ " timeout tolerates slower answers.", null);
 		}
 	}
 
@@ -323,10 +280,10 @@ public final class ZooKeeperLockBackend implements LockBackend {
 		}
 		String prefix = ticket + ".";
 		try {
-			removeNode(path(name), owner, nonce -> nonce.startsWith(prefix));
+			removeNode(this.connection.path(name), owner, nonce -> nonce.startsWith(prefix));
 		}
 		catch (Exception ex) {
-			throw failure(ex);
+			throw this.connection.failure(ex);
 		}
 	}
 
@@ -370,11 +327,11 @@ public final class ZooKeeperLockBackend implements LockBackend {
 	 * {@code nonce} accepts, and no hold of this client has it.
 	 */
 	private Deleted removeNode(String path, String owner, Predicate<String> nonce) throws Exception {
-		ZooKeeper zk = this.client.getZookeeperClient().getZooKeeper();
+		ZooKeeper zk = this.connection.zooKeeper();
 		Stat stat = new Stat();
 		byte[] data;
 		try {
-			data = zk.getData(ZKPaths.fixForNamespace(this.client.getNamespace(), path), false, stat);
+			data = zk.getData(this.connection.fullPath(path), false, stat);
 		}
 		catch (KeeperException.NoNodeException free) {
 			return Deleted.ABSENT;
@@ -393,7 +350,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
 	private Acquisition reenter(String name, String owner, String path, Duration lease) {
 		Held hold = this.holds.get(name);
-		if (hold == null || !hold.owner.equals(owner) || hold.gone || hold.session != sessionId()) {
+		if (hold == null || !hold.owner.equals(owner) || hold.gone || hold.session != this.connection.sessionId()) {
 			return Acquisition.lost();
 		}
 		Stat stat;
@@ -401,13 +358,13 @@ public final class ZooKeeperLockBackend implements LockBackend {
 			stat = this.client.checkExists().forPath(path);
 		}
 		catch (Exception ex) {
-			throw failure(ex);
+			throw this.connection.failure(ex);
 		}
 		if (stat == null || stat.getCzxid() != hold.czxid) {
 			forget(hold);
 			return Acquisition.lost();
 		}
-		hookQuietly("reenter-checked", name);
+		this.connection.hookQuietly("reenter-checked", name);
 		// The lease may have run out, or the session been lost, since the check: that hold is gone.
 		if (!extendIfLive(hold, lease)) {
 			return Acquisition.lost();
@@ -469,7 +426,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 			hold.gone = true;
 		}
 		this.holds.remove(hold.name, hold);
-		hookQuietly("lease-ran-out", hold.name);
+		this.connection.hookQuietly("lease-ran-out", hold.name);
 		log.debug("Lease of lock '{}' held by {} ran out; deleting its node", hold.name, hold.owner);
 		deleteQuietly(hold);
 	}
@@ -501,7 +458,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 			// The engine counts re-entries; ZooKeeper has one node per hold whatever the count.
 			boolean live;
 			synchronized (hold) {
-				live = !hold.gone && hold.session == sessionId();
+				live = !hold.gone && hold.session == this.connection.sessionId();
 			}
 			return live ? Release.DECREMENTED : Release.NOT_HELD;
 		}
@@ -540,7 +497,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 		}
 		// The engine drops the hold; the node goes when its lease runs out, or with the session.
 		extendIfLive(hold, Duration.ofNanos(Math.max(0, hold.deadline - System.nanoTime())));
-		return failure(cause);
+		return this.connection.failure(cause);
 	}
 
 	/**
@@ -549,7 +506,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 	 * @return whether this hold's node was there and is now deleted (or was deleted by the earlier try)
 	 */
 	private boolean delete(Held hold, boolean resent) throws Exception {
-		ZooKeeper zk = this.client.getZookeeperClient().getZooKeeper();
+		ZooKeeper zk = this.connection.zooKeeper();
 		if (zk.getSessionId() != hold.session) {
 			// That session is over: the ensemble deleted (or is about to delete) its nodes.
 			return false;
@@ -584,12 +541,12 @@ public final class ZooKeeperLockBackend implements LockBackend {
 			return Deleted.BUSY;
 		}
 		try {
-			String fullPath = ZKPaths.fixForNamespace(this.client.getNamespace(), path);
+			String fullPath = this.connection.fullPath(path);
 			Stat stat = zk.exists(fullPath, false);
 			if (stat == null || stat.getCzxid() != czxid) {
 				return Deleted.ABSENT;
 			}
-			hook("delete-checked", path);
+			this.connection.hook("delete-checked", path);
 			try {
 				zk.delete(fullPath, stat.getVersion());
 				return Deleted.DELETED;
@@ -605,7 +562,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
 	private void deleteQuietly(Held hold) {
 		try {
-			ZooKeeper zk = this.client.getZookeeperClient().getZooKeeper();
+			ZooKeeper zk = this.connection.zooKeeper();
 			if (zk.getSessionId() == hold.session && deleteNode(zk, hold.path, hold.czxid) == Deleted.BUSY) {
 				// Another deleter has it in hand; should its delete fail, the reconnection tries again.
 				this.undeleted.add(hold);
@@ -642,10 +599,10 @@ public final class ZooKeeperLockBackend implements LockBackend {
 	public List<Boolean> renew(List<HoldRef> refs, Duration lease, Duration within) {
 		ZooKeeper zk;
 		try {
-			zk = this.client.getZookeeperClient().getZooKeeper();
+			zk = this.connection.zooKeeper();
 		}
 		catch (Exception ex) {
-			throw failure(ex);
+			throw this.connection.failure(ex);
 		}
 		long session = zk.getSessionId();
 		AtomicReferenceArray<Object> answers = new AtomicReferenceArray<>(refs.size());
@@ -667,7 +624,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 		}
 		if (!checked.isEmpty()) {
 			if (!this.client.getZookeeperClient().isConnected()) {
-				throw failure(new KeeperException.ConnectionLossException());
+				throw this.connection.failure(new KeeperException.ConnectionLossException());
 			}
 			// One pipelined round trip for the batch, on the handle of the holds' own session.
 			CountDownLatch answered = new CountDownLatch(checked.size());
@@ -675,7 +632,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 			for (int k = 0; k < checked.size(); k++) {
 				Held hold = checked.get(k);
 				int position = positions.get(k);
-				zk.exists(ZKPaths.fixForNamespace(this.client.getNamespace(), hold.path), false, (rc, path, ctx, stat) -> {
+				zk.exists(this.connection.fullPath(hold.path), false, (rc, path, ctx, stat) -> {
 					KeeperException.Code code = KeeperException.Code.get(rc);
 					if (code == KeeperException.Code.OK || code == KeeperException.Code.NONODE) {
 						answers.set(position, stat != null && stat.getCzxid() == hold.czxid);
@@ -687,14 +644,14 @@ public final class ZooKeeperLockBackend implements LockBackend {
 				}, null);
 			}
 			try {
-				Duration wait = (within != null) ? within : this.connectionTimeout;
+				Duration wait = (within != null) ? within : this.connection.connectionTimeout();
 				if (!answered.await(Math.max(1, saturatedNanos(wait)), TimeUnit.NANOSECONDS)) {
-					throw failure(new KeeperException.OperationTimeoutException());
+					throw this.connection.failure(new KeeperException.OperationTimeoutException());
 				}
 			}
 			catch (InterruptedException ex) {
 				Thread.currentThread().interrupt();
-				throw failure(ex);
+				throw this.connection.failure(ex);
 			}
 			for (int k = 0; k < checked.size(); k++) {
 				Object answer = answers.get(positions.get(k));
@@ -702,13 +659,13 @@ public final class ZooKeeperLockBackend implements LockBackend {
 					answers.set(positions.get(k), Boolean.FALSE);
 				}
 				else if (answer instanceof KeeperException keeper) {
-					throw failure(keeper);
+					throw this.connection.failure(keeper);
 				}
 			}
 			for (int k = 0; k < checked.size(); k++) {
 				Held hold = checked.get(k);
 				if (Boolean.TRUE.equals(answers.get(positions.get(k)))) {
-					hookQuietly("renew-checked", hold.name);
+					this.connection.hookQuietly("renew-checked", hold.name);
 					// From the start of the check: the node was there no earlier than that. A lease that ran
 					// out, or a session lost, since the check leaves a deleted node: not renewed.
 					if (!extendFrom(hold, start, lease)) {
@@ -736,12 +693,12 @@ public final class ZooKeeperLockBackend implements LockBackend {
 	@Override
 	public boolean isHeldBy(String name, String owner) {
 		Held hold = this.holds.get(name);
-		if (hold != null && hold.owner.equals(owner) && (hold.gone || hold.session != sessionId())) {
+		if (hold != null && hold.owner.equals(owner) && (hold.gone || hold.session != this.connection.sessionId())) {
 			return false;
 		}
 		try {
 			Stat stat = new Stat();
-			byte[] data = this.client.getData().storingStatIn(stat).forPath(path(name));
+			byte[] data = this.client.getData().storingStatIn(stat).forPath(this.connection.path(name));
 			return owner.equals(ZooKeeperNodeData.ownerOf(data))
 					&& (hold == null || !hold.owner.equals(owner) || stat.getCzxid() == hold.czxid);
 		}
@@ -749,7 +706,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 			return false;
 		}
 		catch (Exception ex) {
-			throw failure(ex);
+			throw this.connection.failure(ex);
 		}
 	}
 
@@ -766,10 +723,11 @@ public final class ZooKeeperLockBackend implements LockBackend {
 			return Duration.ofNanos(Math.max(1_000_000, left));
 		}
 		try {
-			return (this.client.checkExists().forPath(path(name)) != null) ? sessionTimeout() : Duration.ZERO;
+			return (this.client.checkExists().forPath(this.connection.path(name)) != null) ? this.connection.sessionTimeout()
+					: Duration.ZERO;
 		}
 		catch (Exception ex) {
-			throw failure(ex);
+			throw this.connection.failure(ex);
 		}
 	}
 
@@ -777,7 +735,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
 	@Override
 	public AutoCloseable subscribe(String name, Consumer<LockNotice> onRelease) {
-		String path = path(name);
+		String path = this.connection.path(name);
 		Subscription subscription = new Subscription(path, onRelease);
 		while (true) {
 			PathWatch watch = this.watched.computeIfAbsent(path, any -> new PathWatch());
@@ -793,7 +751,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 						watch.retired = true;
 						this.watched.remove(path, watch);
 					}
-					throw failure(ex);
+					throw this.connection.failure(ex);
 				}
 				watch.count++;
 				break;
@@ -913,12 +871,12 @@ public final class ZooKeeperLockBackend implements LockBackend {
 		this.lastState = state;
 		switch (state) {
 			case SUSPENDED -> log.warn("Lost the connection to ZooKeeper at {}; holds are in doubt until it is back within "
-					+ "the session timeout", this.ensemble);
+					+ "the session timeout", this.connection.ensemble());
 			case LOST -> {
 				List<Held> lost = new ArrayList<>(this.holds.values());
 				if (!lost.isEmpty()) {
 					log.warn("The ZooKeeper session at {} is lost (expired, or no connection for the whole session "
-							+ "timeout); {} hold(s) of this client are lost", this.ensemble, lost.size());
+							+ "timeout); {} hold(s) of this client are lost", this.connection.ensemble(), lost.size());
 				}
 				for (Held hold : lost) {
 					forget(hold);
@@ -932,7 +890,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 				}
 			}
 			case RECONNECTED -> {
-				log.info("Reconnected to ZooKeeper at {}", this.ensemble);
+				log.info("Reconnected to ZooKeeper at {}", this.connection.ensemble());
 				inBackground(this::afterReconnect);
 			}
 			default -> {
@@ -965,8 +923,9 @@ public final class ZooKeeperLockBackend implements LockBackend {
 	@Override
 	public Health health() {
 		boolean connected = this.client.getZookeeperClient().isConnected();
-		return new Health(connected && this.lastState.isConnected(), Map.of("ensemble", this.ensemble, "basePath",
-				this.basePath, "state", connected ? this.lastState.name() : "DISCONNECTED (last: " + this.lastState + ")"));
+		return new Health(connected && this.lastState.isConnected(), Map.of("ensemble", this.connection.ensemble(),
+				"basePath", this.connection.basePath(), "state",
+				connected ? this.lastState.name() : "DISCONNECTED (last: " + this.lastState + ")"));
 	}
 
 	/**
@@ -1015,53 +974,10 @@ public final class ZooKeeperLockBackend implements LockBackend {
 		this.hook.at(point, name);
 	}
 
-	private void hookQuietly(String point, String name) {
-		try {
-			this.hook.at(point, name);
-		}
-		catch (Exception ex) {
-			throw failure(ex);
-		}
-	}
-
 	/** For the tests: waits until the lease thread has run every task submitted before this call. */
 	void awaitBackgroundTasks() throws Exception {
 		this.leases.submit(() -> {
 		}).get(30, TimeUnit.SECONDS);
-	}
-
-	private String path(String name) {
-		return ZKPaths.makePath(this.basePath, ZooKeeperNodeNames.nodeName(name));
-	}
-
-	private long sessionId() {
-		try {
-			return this.client.getZookeeperClient().getZooKeeper().getSessionId();
-		}
-		catch (Exception ex) {
-			throw failure(ex);
-		}
-	}
-
-	private Duration sessionTimeout() {
-		try {
-			return Duration.ofMillis(this.client.getZookeeperClient().getZooKeeper().getSessionTimeout());
-		}
-		catch (Exception ex) {
-			return Duration.ofMillis(this.client.getZookeeperClient().getConnectionTimeoutMs());
-		}
-	}
-
-	private RuntimeException failure(Exception ex) {
-		if (ex instanceof InterruptedException) {
-			// Kept for the engine, which tells a deadline's interrupt from the caller's.
-			Thread.currentThread().interrupt();
-		}
-		if (ex instanceof RuntimeException runtime) {
-			return runtime;
-		}
-		ZooKeeperCallException failure = new ZooKeeperCallException(ex);
-		return new ZooKeeperCallException(explain(failure), ex);
 	}
 
 	private static void pause() {
