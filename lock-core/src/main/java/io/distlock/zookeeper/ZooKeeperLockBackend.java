@@ -8,9 +8,6 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Consumer;
@@ -31,6 +28,7 @@ import org.slf4j.LoggerFactory;
 
 import io.distlock.core.LockBackend;
 import io.distlock.core.LockNotice;
+import io.distlock.zookeeper.ZooKeeperHolds.Held;
 
 /**
  * Keeps locks in ZooKeeper through Apache Curator: one ephemeral znode per held lock,
@@ -80,13 +78,9 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
 	private final boolean ownsClient;
 
-	/** This client's holds, one per lock name at most (the znode is unique per name). */
-	private final ConcurrentHashMap<String, Held> holds = new ConcurrentHashMap<>();
+	private final ZooKeeperHolds holds;
 
 	private final Set<Subscription> subscriptions = ConcurrentHashMap.newKeySet();
-
-	/** Runs lease expiries: one thread for all holds. */
-	private final ScheduledThreadPoolExecutor leases;
 
 	private final ConnectionStateListener connectionListener = (client, state) -> connectionChanged(state);
 
@@ -104,12 +98,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 		this.client = client;
 		this.connection = new ZooKeeperConnection(client, basePath, connectionTimeout, this::hook);
 		this.ownsClient = ownsClient;
-		this.leases = new ScheduledThreadPoolExecutor(1, runnable -> {
-			Thread thread = new Thread(runnable, "distlock-zookeeper-leases");
-			thread.setDaemon(true);
-			return thread;
-		});
-		this.leases.setRemoveOnCancelPolicy(true);
+		this.holds = new ZooKeeperHolds(this.connection, this::deleteQuietly);
 		client.getConnectionStateListenable().addListener(this.connectionListener);
 	}
 
@@ -151,7 +140,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 		if (stale != null && stale.owner.equals(owner)) {
 			// A hold the engine gave up (a release that failed, a hold reported lost): it is not this
 			// acquisition's, and its token must not be handed out again as a new holder's.
-			forget(stale);
+			this.holds.forget(stale);
 			deleteQuietly(stale);
 		}
 		int lateAnswers = 0;
@@ -303,7 +292,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 		Leftover leftover = new Leftover(path, owner, nonce);
 		this.leftovers.add(leftover);
 		// On the lease thread, through this session's handle: ordered after the create on the session.
-		inBackground(() -> removeLeftover(leftover));
+		this.holds.inBackground(() -> removeLeftover(leftover));
 	}
 
 	private void removeLeftover(Leftover leftover) {
@@ -340,10 +329,8 @@ public final class ZooKeeperLockBackend implements LockBackend {
 				|| !nonce.test(ZooKeeperNodeData.nonceOf(data))) {
 			return Deleted.ABSENT;
 		}
-		for (Held hold : this.holds.values()) {
-			if (hold.czxid == stat.getCzxid()) {
-				return Deleted.ABSENT;
-			}
+		if (this.holds.hasNode(stat.getCzxid())) {
+			return Deleted.ABSENT;
 		}
 		return deleteNode(zk, path, stat.getCzxid());
 	}
@@ -361,84 +348,20 @@ public final class ZooKeeperLockBackend implements LockBackend {
 			throw this.connection.failure(ex);
 		}
 		if (stat == null || stat.getCzxid() != hold.czxid) {
-			forget(hold);
+			this.holds.forget(hold);
 			return Acquisition.lost();
 		}
 		this.connection.hookQuietly("reenter-checked", name);
 		// The lease may have run out, or the session been lost, since the check: that hold is gone.
-		if (!extendIfLive(hold, lease)) {
+		if (!this.holds.extendIfLive(hold, lease)) {
 			return Acquisition.lost();
 		}
 		return Acquisition.acquired(hold.czxid, lease);
 	}
 
 	private Acquisition held(String name, String owner, String path, Stat stat, Duration lease) {
-		Held hold = new Held(name, owner, path, stat.getCzxid(), stat.getEphemeralOwner());
-		this.holds.put(name, hold);
-		extend(hold, lease);
+		Held hold = this.holds.take(name, owner, path, stat, lease);
 		return Acquisition.acquired(hold.czxid, lease);
-	}
-
-	// Leases
-
-	/** Moves the hold's deadline to {@code lease} from now; this client deletes the node then unless renewed. */
-	private void extend(Held hold, Duration lease) {
-		long deadline = System.nanoTime() + saturatedNanos(lease);
-		synchronized (hold) {
-			hold.deadline = deadline;
-			if (hold.expiry != null) {
-				hold.expiry.cancel(false);
-			}
-			try {
-				hold.expiry = this.leases.schedule(() -> leaseRanOut(hold), Math.max(0, deadline - System.nanoTime()),
-						TimeUnit.NANOSECONDS);
-			}
-			catch (RejectedExecutionException closedBackend) {
-				// Closed: the node lives until the session ends.
-				hold.expiry = null;
-			}
-		}
-	}
-
-	/**
-	 * Extends the lease as {@link #extend} if the hold is still live, atomically with the check: a
-	 * lease running out, or the session's loss, either comes first (and this answers {@code false})
-	 * or finds the new deadline. A hold being released stays live and is left to its release.
-	 * @return whether the hold is live
-	 */
-	private boolean extendIfLive(Held hold, Duration lease) {
-		synchronized (hold) {
-			if (hold.gone) {
-				return false;
-			}
-			if (!hold.releasing) {
-				extend(hold, lease);
-			}
-			return true;
-		}
-	}
-
-	private void leaseRanOut(Held hold) {
-		synchronized (hold) {
-			if (hold.gone || hold.releasing || System.nanoTime() - hold.deadline < 0) {
-				return;
-			}
-			hold.gone = true;
-		}
-		this.holds.remove(hold.name, hold);
-		this.connection.hookQuietly("lease-ran-out", hold.name);
-		log.debug("Lease of lock '{}' held by {} ran out; deleting its node", hold.name, hold.owner);
-		deleteQuietly(hold);
-	}
-
-	private void forget(Held hold) {
-		synchronized (hold) {
-			hold.gone = true;
-			if (hold.expiry != null) {
-				hold.expiry.cancel(false);
-			}
-		}
-		this.holds.remove(hold.name, hold);
 	}
 
 	// Releasing
@@ -469,12 +392,12 @@ public final class ZooKeeperLockBackend implements LockBackend {
 			}
 			hold.releasing = true;
 		}
-		long deadline = System.nanoTime() + saturatedNanos((within != null) ? within : DEFAULT_CALL_WAIT);
+		long deadline = System.nanoTime() + ZooKeeperHolds.saturatedNanos((within != null) ? within : DEFAULT_CALL_WAIT);
 		boolean sent = false;
 		while (true) {
 			try {
 				Release result = delete(hold, sent) ? Release.RELEASED : Release.NOT_HELD;
-				forget(hold);
+				this.holds.forget(hold);
 				return result;
 			}
 			catch (KeeperException.ConnectionLossException | KeeperException.OperationTimeoutException lost) {
@@ -496,7 +419,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 			hold.releasing = false;
 		}
 		// The engine drops the hold; the node goes when its lease runs out, or with the session.
-		extendIfLive(hold, Duration.ofNanos(Math.max(0, hold.deadline - System.nanoTime())));
+		this.holds.extendIfLive(hold, Duration.ofNanos(Math.max(0, hold.deadline - System.nanoTime())));
 		return this.connection.failure(cause);
 	}
 
@@ -613,7 +536,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 			Held hold = this.holds.get(ref.name());
 			if (hold == null || !hold.owner.equals(ref.owner()) || hold.gone || hold.session != session) {
 				if (hold != null && hold.owner.equals(ref.owner())) {
-					forget(hold);
+					this.holds.forget(hold);
 				}
 				answers.set(i, Boolean.FALSE);
 			}
@@ -645,7 +568,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 			}
 			try {
 				Duration wait = (within != null) ? within : this.connection.connectionTimeout();
-				if (!answered.await(Math.max(1, saturatedNanos(wait)), TimeUnit.NANOSECONDS)) {
+				if (!answered.await(Math.max(1, ZooKeeperHolds.saturatedNanos(wait)), TimeUnit.NANOSECONDS)) {
 					throw this.connection.failure(new KeeperException.OperationTimeoutException());
 				}
 			}
@@ -673,7 +596,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 					}
 				}
 				else {
-					forget(hold);
+					this.holds.forget(hold);
 				}
 			}
 		}
@@ -685,7 +608,8 @@ public final class ZooKeeperLockBackend implements LockBackend {
 	}
 
 	private boolean extendFrom(Held hold, long start, Duration lease) {
-		return extendIfLive(hold, Duration.ofNanos(Math.max(0, start + saturatedNanos(lease) - System.nanoTime())));
+		long left = start + ZooKeeperHolds.saturatedNanos(lease) - System.nanoTime();
+		return this.holds.extendIfLive(hold, Duration.ofNanos(Math.max(0, left)));
 	}
 
 	// Queries
@@ -873,37 +797,28 @@ public final class ZooKeeperLockBackend implements LockBackend {
 			case SUSPENDED -> log.warn("Lost the connection to ZooKeeper at {}; holds are in doubt until it is back within "
 					+ "the session timeout", this.connection.ensemble());
 			case LOST -> {
-				List<Held> lost = new ArrayList<>(this.holds.values());
+				List<Held> lost = this.holds.all();
 				if (!lost.isEmpty()) {
 					log.warn("The ZooKeeper session at {} is lost (expired, or no connection for the whole session "
 							+ "timeout); {} hold(s) of this client are lost", this.connection.ensemble(), lost.size());
 				}
 				for (Held hold : lost) {
-					forget(hold);
+					this.holds.forget(hold);
 				}
 				this.undeleted.clear();
 				this.leftovers.clear();
 				// A hold taken by a new session before this event arrived is forgotten too (told lost, to be
 				// safe); its node must not outlive it. Nodes of the lost session are left to the ensemble.
 				for (Held hold : lost) {
-					inBackground(() -> deleteQuietly(hold));
+					this.holds.inBackground(() -> deleteQuietly(hold));
 				}
 			}
 			case RECONNECTED -> {
 				log.info("Reconnected to ZooKeeper at {}", this.connection.ensemble());
-				inBackground(this::afterReconnect);
+				this.holds.inBackground(this::afterReconnect);
 			}
 			default -> {
 			}
-		}
-	}
-
-	private void inBackground(Runnable task) {
-		try {
-			this.leases.execute(task);
-		}
-		catch (RejectedExecutionException closedBackend) {
-			// Closed: nothing left to tidy; the session's end deletes what remains.
 		}
 	}
 
@@ -950,8 +865,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 			}
 		}
 		this.subscriptions.clear();
-		// Lease expiries already scheduled still run (ScheduledThreadPoolExecutor's default), then the thread ends.
-		this.leases.shutdown();
+		this.holds.shutdown();
 		if (this.ownsClient) {
 			this.client.close();
 		}
@@ -976,8 +890,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
 	/** For the tests: waits until the lease thread has run every task submitted before this call. */
 	void awaitBackgroundTasks() throws Exception {
-		this.leases.submit(() -> {
-		}).get(30, TimeUnit.SECONDS);
+		this.holds.awaitBackgroundTasks();
 	}
 
 	private static void pause() {
@@ -987,50 +900,6 @@ public final class ZooKeeperLockBackend implements LockBackend {
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 		}
-	}
-
-	/** At most {@code Long.MAX_VALUE / 2}: it is added to {@code System.nanoTime()}. */
-	private static long saturatedNanos(Duration duration) {
-		try {
-			return Math.min(duration.toNanos(), Long.MAX_VALUE / 2);
-		}
-		catch (ArithmeticException tooLong) {
-			return Long.MAX_VALUE / 2;
-		}
-	}
-
-	/** One hold of this client: its node, the session that made it, and its lease. */
-	private static final class Held {
-
-		final String name;
-
-		final String owner;
-
-		final String path;
-
-		final long czxid;
-
-		final long session;
-
-		/** System.nanoTime() when the lease runs out; written under this. */
-		volatile long deadline;
-
-		ScheduledFuture<?> expiry;
-
-		/** Deleted, lost or given up; guarded by this (read without it where staleness is harmless). */
-		volatile boolean gone;
-
-		/** Its owner's release is under way: a lease running out meanwhile leaves it to the release. */
-		boolean releasing;
-
-		Held(String name, String owner, String path, long czxid, long session) {
-			this.name = name;
-			this.owner = owner;
-			this.path = path;
-			this.czxid = czxid;
-			this.session = session;
-		}
-
 	}
 
 	/** A ZooKeeper call failed; the message names the ensemble and the cause. */
