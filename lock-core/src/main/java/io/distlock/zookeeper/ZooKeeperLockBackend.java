@@ -11,7 +11,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Consumer;
-import java.util.function.Predicate;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.state.ConnectionState;
@@ -28,6 +27,7 @@ import org.slf4j.LoggerFactory;
 
 import io.distlock.core.LockBackend;
 import io.distlock.core.LockNotice;
+import io.distlock.zookeeper.ZooKeeperDeletions.Deleted;
 import io.distlock.zookeeper.ZooKeeperHolds.Held;
 
 /**
@@ -69,9 +69,6 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
 	private static final Logger log = LoggerFactory.getLogger(ZooKeeperLockBackend.class);
 
-	/** How long a release keeps re-sending a delete that met a connection loss, when not told. */
-	private static final Duration DEFAULT_CALL_WAIT = Duration.ofSeconds(5);
-
 	private final CuratorFramework client;
 
 	private final ZooKeeperConnection connection;
@@ -79,6 +76,8 @@ public final class ZooKeeperLockBackend implements LockBackend {
 	private final boolean ownsClient;
 
 	private final ZooKeeperHolds holds;
+
+	private final ZooKeeperDeletions deletions;
 
 	private final Set<Subscription> subscriptions = ConcurrentHashMap.newKeySet();
 
@@ -98,7 +97,8 @@ public final class ZooKeeperLockBackend implements LockBackend {
 		this.client = client;
 		this.connection = new ZooKeeperConnection(client, basePath, connectionTimeout, this::hook);
 		this.ownsClient = ownsClient;
-		this.holds = new ZooKeeperHolds(this.connection, this::deleteQuietly);
+		this.holds = new ZooKeeperHolds(this.connection, this::deleteExpired);
+		this.deletions = new ZooKeeperDeletions(this.connection, this.holds);
 		client.getConnectionStateListenable().addListener(this.connectionListener);
 	}
 
@@ -141,7 +141,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 			// A hold the engine gave up (a release that failed, a hold reported lost): it is not this
 			// acquisition's, and its token must not be handed out again as a new holder's.
 			this.holds.forget(stale);
-			deleteQuietly(stale);
+			this.deletions.deleteQuietly(stale);
 		}
 		int lateAnswers = 0;
 		while (true) {
@@ -160,7 +160,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 				catch (Exception unanswered) {
 					// Out of retries, timed out or interrupted: the create may have landed, with no hold and
 					// no lease here. Its node must not keep the lock until the session ends.
-					leftover(path, owner, nonce::equals);
+					this.deletions.leftover(path, owner, nonce::equals);
 					throw unanswered;
 				}
 				if (answeredInTime(sent, stat)) {
@@ -197,7 +197,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 				try {
 					ZooKeeper zk = this.connection.zooKeeper();
 					if (zk.getSessionId() != existing.getEphemeralOwner()
-							|| deleteNode(zk, path, existing.getCzxid()) == Deleted.BUSY) {
+							|| this.deletions.deleteNode(zk, path, existing.getCzxid()) == Deleted.BUSY) {
 						// Another deleter of this client has it in hand; its NodeDeleted wakes the engine.
 						return Acquisition.heldByOther(STALE_NODE_RETRY);
 					}
@@ -239,13 +239,13 @@ public final class ZooKeeperLockBackend implements LockBackend {
 	 */
 	private void lateAnswer(String name, String path, String owner, String nonce, int lateAnswers) {
 		try {
-			removeNode(path, owner, nonce::equals);
+			this.deletions.removeNode(path, owner, nonce::equals);
 		}
 		catch (Exception ex) {
 			if (ex instanceof InterruptedException) {
 				Thread.currentThread().interrupt();
 			}
-			leftover(path, owner, nonce::equals);
+			this.deletions.leftover(path, owner, nonce::equals);
 		}
 		if (lateAnswers >= MAX_LATE_ANSWERS) {
 			throw new ZooKeeperCallException("ZooKeeper at " + this.connection.ensemble() + " answered " + MAX_LATE_ANSWERS
@@ -269,7 +269,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 		}
 		String prefix = ticket + ".";
 		try {
-			removeNode(this.connection.path(name), owner, nonce -> nonce.startsWith(prefix));
+			this.deletions.removeNode(this.connection.path(name), owner, nonce -> nonce.startsWith(prefix));
 		}
 		catch (Exception ex) {
 			throw this.connection.failure(ex);
@@ -281,59 +281,6 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
 	/** How many creates in a row may be answered only after a session timeout before an acquisition fails. */
 	private static final int MAX_LATE_ANSWERS = 3;
-
-	/** Creates whose answer never came; their nodes, if they landed, are deleted (retried on reconnection). */
-	private final Set<Leftover> leftovers = ConcurrentHashMap.newKeySet();
-
-	private record Leftover(String path, String owner, Predicate<String> nonce) {
-	}
-
-	private void leftover(String path, String owner, Predicate<String> nonce) {
-		Leftover leftover = new Leftover(path, owner, nonce);
-		this.leftovers.add(leftover);
-		// On the lease thread, through this session's handle: ordered after the create on the session.
-		this.holds.inBackground(() -> removeLeftover(leftover));
-	}
-
-	private void removeLeftover(Leftover leftover) {
-		try {
-			if (removeNode(leftover.path, leftover.owner, leftover.nonce) != Deleted.BUSY) {
-				this.leftovers.remove(leftover);
-			}
-			// Busy: another deleter has it; should its delete fail, the reconnection tries again.
-		}
-		catch (KeeperException.SessionExpiredException gone) {
-			this.leftovers.remove(leftover);
-		}
-		catch (Exception ex) {
-			// Still connected later with the same session: RECONNECTED retries; else the session's end deletes it.
-			log.debug("Could not check for a node left by an unanswered create at {}: {}", leftover.path, ex.toString());
-		}
-	}
-
-	/**
-	 * Deletes this session's node at {@code path} if it carries {@code owner} and a nonce that
-	 * {@code nonce} accepts, and no hold of this client has it.
-	 */
-	private Deleted removeNode(String path, String owner, Predicate<String> nonce) throws Exception {
-		ZooKeeper zk = this.connection.zooKeeper();
-		Stat stat = new Stat();
-		byte[] data;
-		try {
-			data = zk.getData(this.connection.fullPath(path), false, stat);
-		}
-		catch (KeeperException.NoNodeException free) {
-			return Deleted.ABSENT;
-		}
-		if (stat.getEphemeralOwner() != zk.getSessionId() || !owner.equals(ZooKeeperNodeData.ownerOf(data))
-				|| !nonce.test(ZooKeeperNodeData.nonceOf(data))) {
-			return Deleted.ABSENT;
-		}
-		if (this.holds.hasNode(stat.getCzxid())) {
-			return Deleted.ABSENT;
-		}
-		return deleteNode(zk, path, stat.getCzxid());
-	}
 
 	private Acquisition reenter(String name, String owner, String path, Duration lease) {
 		Held hold = this.holds.get(name);
@@ -373,133 +320,8 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
 	@Override
 	public Release release(String name, String owner, int heldCount, String holdId, long token, Duration within) {
-		Held hold = this.holds.get(name);
-		if (hold == null || !hold.owner.equals(owner)) {
-			return Release.NOT_HELD;
-		}
-		if (heldCount > 1) {
-			// The engine counts re-entries; ZooKeeper has one node per hold whatever the count.
-			boolean live;
-			synchronized (hold) {
-				live = !hold.gone && hold.session == this.connection.sessionId();
-			}
-			return live ? Release.DECREMENTED : Release.NOT_HELD;
-		}
-		synchronized (hold) {
-			if (hold.gone) {
-				this.holds.remove(name, hold);
-				return Release.NOT_HELD;
-			}
-			hold.releasing = true;
-		}
-		long deadline = System.nanoTime() + ZooKeeperHolds.saturatedNanos((within != null) ? within : DEFAULT_CALL_WAIT);
-		boolean sent = false;
-		while (true) {
-			try {
-				Release result = delete(hold, sent) ? Release.RELEASED : Release.NOT_HELD;
-				this.holds.forget(hold);
-				return result;
-			}
-			catch (KeeperException.ConnectionLossException | KeeperException.OperationTimeoutException lost) {
-				// The delete may have landed: a node found missing on the next try is then this release's doing.
-				sent = true;
-				if (System.nanoTime() - deadline >= 0) {
-					throw releaseFailed(hold, lost);
-				}
-				pause();
-			}
-			catch (Exception ex) {
-				throw releaseFailed(hold, ex);
-			}
-		}
+		return this.deletions.release(name, owner, heldCount, within);
 	}
-
-	private RuntimeException releaseFailed(Held hold, Exception cause) {
-		synchronized (hold) {
-			hold.releasing = false;
-		}
-		// The engine drops the hold; the node goes when its lease runs out, or with the session.
-		this.holds.extendIfLive(hold, Duration.ofNanos(Math.max(0, hold.deadline - System.nanoTime())));
-		return this.connection.failure(cause);
-	}
-
-	/**
-	 * Deletes the hold's node through the handle of the session that created it.
-	 * @param resent whether an earlier try may have deleted it already
-	 * @return whether this hold's node was there and is now deleted (or was deleted by the earlier try)
-	 */
-	private boolean delete(Held hold, boolean resent) throws Exception {
-		ZooKeeper zk = this.connection.zooKeeper();
-		if (zk.getSessionId() != hold.session) {
-			// That session is over: the ensemble deleted (or is about to delete) its nodes.
-			return false;
-		}
-		Deleted deleted = deleteNode(zk, hold.path, hold.czxid);
-		return deleted == Deleted.DELETED || (resent && deleted == Deleted.ABSENT);
-	}
-
-	private enum Deleted {
-		/** This call deleted the node. */
-		DELETED,
-		/** The node was not there (any more). */
-		ABSENT,
-		/** Another deleter of this client is deleting it now. */
-		BUSY
-	}
-
-	/** The czxids of the nodes a deleter of this client is deleting now: one deleter per node at a time. */
-	private final Set<Long> deleting = ConcurrentHashMap.newKeySet();
-
-	/**
-	 * Deletes the node at {@code path} if it is the one created at {@code czxid}. Every lock node has
-	 * version 0, so the versioned delete cannot tell a node from the next one created under the
-	 * path; what makes the check-then-delete sound is that only this client deletes its nodes and
-	 * only one of its deleters handles a node at a time, claiming it before the check: a second
-	 * deleter (a lease running out, a release, the session's loss, a reconnection, a stale node
-	 * met by an acquisition) checks only after the first one's delete, which ZooKeeper applies
-	 * first as both go through the same session, and so finds the node gone or another one.
-	 */
-	private Deleted deleteNode(ZooKeeper zk, String path, long czxid) throws Exception {
-		if (!this.deleting.add(czxid)) {
-			return Deleted.BUSY;
-		}
-		try {
-			String fullPath = this.connection.fullPath(path);
-			Stat stat = zk.exists(fullPath, false);
-			if (stat == null || stat.getCzxid() != czxid) {
-				return Deleted.ABSENT;
-			}
-			this.connection.hook("delete-checked", path);
-			try {
-				zk.delete(fullPath, stat.getVersion());
-				return Deleted.DELETED;
-			}
-			catch (KeeperException.NoNodeException | KeeperException.SessionExpiredException gone) {
-				return Deleted.ABSENT;
-			}
-		}
-		finally {
-			this.deleting.remove(czxid);
-		}
-	}
-
-	private void deleteQuietly(Held hold) {
-		try {
-			ZooKeeper zk = this.connection.zooKeeper();
-			if (zk.getSessionId() == hold.session && deleteNode(zk, hold.path, hold.czxid) == Deleted.BUSY) {
-				// Another deleter has it in hand; should its delete fail, the reconnection tries again.
-				this.undeleted.add(hold);
-			}
-		}
-		catch (Exception ex) {
-			// Still connected later with the same session: RECONNECTED retries; else the session's end deletes it.
-			this.undeleted.add(hold);
-			log.debug("Could not delete the node of lock '{}' held by {}: {}", hold.name, hold.owner, ex.toString());
-		}
-	}
-
-	/** Nodes whose lease ran out but could not be deleted at the time; retried on reconnection. */
-	private final Set<Held> undeleted = ConcurrentHashMap.newKeySet();
 
 	/**
 	 * A hold here ends with its session as well as with its lease: a process that stops, or a
@@ -789,6 +611,11 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
 	}
 
+	/** The lease thread's hand-off: a hold whose lease ran out, already forgotten, has its node deleted. */
+	private void deleteExpired(Held hold) {
+		this.deletions.deleteQuietly(hold);
+	}
+
 	// Connection state
 
 	void connectionChanged(ConnectionState state) {
@@ -805,12 +632,11 @@ public final class ZooKeeperLockBackend implements LockBackend {
 				for (Held hold : lost) {
 					this.holds.forget(hold);
 				}
-				this.undeleted.clear();
-				this.leftovers.clear();
+				this.deletions.sessionLost();
 				// A hold taken by a new session before this event arrived is forgotten too (told lost, to be
 				// safe); its node must not outlive it. Nodes of the lost session are left to the ensemble.
 				for (Held hold : lost) {
-					this.holds.inBackground(() -> deleteQuietly(hold));
+					this.holds.inBackground(() -> this.deletions.deleteQuietly(hold));
 				}
 			}
 			case RECONNECTED -> {
@@ -823,13 +649,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 	}
 
 	private void afterReconnect() {
-		for (Held hold : List.copyOf(this.undeleted)) {
-			this.undeleted.remove(hold);
-			deleteQuietly(hold);
-		}
-		for (Leftover leftover : List.copyOf(this.leftovers)) {
-			removeLeftover(leftover);
-		}
+		this.deletions.retryAfterReconnect();
 		for (Subscription subscription : this.subscriptions) {
 			subscription.renewedSession();
 		}
@@ -891,15 +711,6 @@ public final class ZooKeeperLockBackend implements LockBackend {
 	/** For the tests: waits until the lease thread has run every task submitted before this call. */
 	void awaitBackgroundTasks() throws Exception {
 		this.holds.awaitBackgroundTasks();
-	}
-
-	private static void pause() {
-		try {
-			Thread.sleep(50);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-		}
 	}
 
 	/** A ZooKeeper call failed; the message names the ensemble and the cause. */
