@@ -4,9 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReferenceArray;
@@ -15,11 +13,8 @@ import java.util.function.Consumer;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
-import org.apache.zookeeper.AddWatchMode;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
-import org.apache.zookeeper.WatchedEvent;
-import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
@@ -79,7 +74,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
 	private final ZooKeeperDeletions deletions;
 
-	private final Set<Subscription> subscriptions = ConcurrentHashMap.newKeySet();
+	private final ZooKeeperSubscriptions subscriptions;
 
 	private final ConnectionStateListener connectionListener = (client, state) -> connectionChanged(state);
 
@@ -99,6 +94,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 		this.ownsClient = ownsClient;
 		this.holds = new ZooKeeperHolds(this.connection, this::deleteExpired);
 		this.deletions = new ZooKeeperDeletions(this.connection, this.holds);
+		this.subscriptions = new ZooKeeperSubscriptions(this.connection);
 		client.getConnectionStateListenable().addListener(this.connectionListener);
 	}
 
@@ -481,134 +477,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
 	@Override
 	public AutoCloseable subscribe(String name, Consumer<LockNotice> onRelease) {
-		String path = this.connection.path(name);
-		Subscription subscription = new Subscription(path, onRelease);
-		while (true) {
-			PathWatch watch = this.watched.computeIfAbsent(path, any -> new PathWatch());
-			synchronized (watch) {
-				if (watch.retired) {
-					continue;
-				}
-				try {
-					subscription.watch();
-				}
-				catch (Exception ex) {
-					if (watch.count == 0) {
-						watch.retired = true;
-						this.watched.remove(path, watch);
-					}
-					throw this.connection.failure(ex);
-				}
-				watch.count++;
-				break;
-			}
-		}
-		this.subscriptions.add(subscription);
-		return () -> {
-			if (this.subscriptions.remove(subscription)) {
-				unsubscribe(subscription);
-			}
-		};
-	}
-
-	/**
-	 * The server keeps one watch per path and session, whatever the number of watchers on it in the
-	 * client; removing one watcher only removes it here (the server is merely asked whether it has
-	 * the watch). So the subscriptions of each path are counted, and the last one to close removes
-	 * the path's watches on the server too (all of this client's on that lock path).
-	 */
-	private void unsubscribe(Subscription subscription) {
-		PathWatch watch = this.watched.get(subscription.path);
-		if (watch == null) {
-			subscription.unwatch(true);
-			return;
-		}
-		synchronized (watch) {
-			watch.count--;
-			if (watch.count > 0) {
-				subscription.unwatch(true);
-				return;
-			}
-			watch.retired = true;
-			this.watched.remove(subscription.path, watch);
-			subscription.unwatchAll();
-		}
-	}
-
-	/** Subscriptions per lock path; a subscription adds and the last one removes under its lock. */
-	private final ConcurrentHashMap<String, PathWatch> watched = new ConcurrentHashMap<>();
-
-	/** How many subscriptions watch one path; retired once the last has gone (a new one starts afresh). */
-	private static final class PathWatch {
-
-		int count;
-
-		boolean retired;
-
-	}
-
-	/** A persistent watch on one lock's node, which outlives each event, unlike a one-shot watch. */
-	private final class Subscription implements Watcher {
-
-		private final String path;
-
-		private final Consumer<LockNotice> onRelease;
-
-		Subscription(String path, Consumer<LockNotice> onRelease) {
-			this.path = path;
-			this.onRelease = onRelease;
-		}
-
-		void watch() throws Exception {
-			ZooKeeperLockBackend.this.client.watchers().add().withMode(AddWatchMode.PERSISTENT).usingWatcher(this)
-				.forPath(this.path);
-		}
-
-		void unwatch(boolean locally) {
-			try {
-				if (locally) {
-					ZooKeeperLockBackend.this.client.watchers().remove(this).ofType(WatcherType.Any).locally().quietly()
-						.forPath(this.path);
-				}
-				else {
-					ZooKeeperLockBackend.this.client.watchers().remove(this).ofType(WatcherType.Any).quietly()
-						.forPath(this.path);
-				}
-			}
-			catch (Exception ex) {
-				log.debug("Could not remove the watch on {}", this.path, ex);
-			}
-		}
-
-		/** Removes every watch of this client on the path, here and on the server. */
-		void unwatchAll() {
-			try {
-				ZooKeeperLockBackend.this.client.watchers().removeAll().ofType(WatcherType.Any).quietly().forPath(this.path);
-			}
-			catch (Exception ex) {
-				log.debug("Could not remove the watches on {}", this.path, ex);
-			}
-		}
-
-		@Override
-		public void process(WatchedEvent event) {
-			if (event.getType() == Event.EventType.NodeDeleted) {
-				this.onRelease.accept(LockNotice.RELEASED);
-			}
-		}
-
-		void renewedSession() {
-			try {
-				// Watches belong to a session: a new session has none until they are set again.
-				watch();
-			}
-			catch (Exception ex) {
-				log.debug("Could not watch {} again after reconnecting", this.path, ex);
-			}
-			// A release during the outage was not announced: the waiters look.
-			this.onRelease.accept(LockNotice.RELEASED);
-		}
-
+		return this.subscriptions.subscribe(name, onRelease);
 	}
 
 	/** The lease thread's hand-off: a hold whose lease ran out, already forgotten, has its node deleted. */
@@ -650,9 +519,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
 	private void afterReconnect() {
 		this.deletions.retryAfterReconnect();
-		for (Subscription subscription : this.subscriptions) {
-			subscription.renewedSession();
-		}
+		this.subscriptions.renewedSession();
 	}
 
 	@Override
@@ -675,16 +542,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 		}
 		this.closed = true;
 		this.client.getConnectionStateListenable().removeListener(this.connectionListener);
-		for (Subscription subscription : this.subscriptions) {
-			if (this.ownsClient) {
-				subscription.unwatch(true);
-			}
-			else {
-				// The application's client stays open: the server's watches must go too.
-				unsubscribe(subscription);
-			}
-		}
-		this.subscriptions.clear();
+		this.subscriptions.closeAll(this.ownsClient);
 		this.holds.shutdown();
 		if (this.ownsClient) {
 			this.client.close();
