@@ -57,6 +57,10 @@ final class ZooKeeperDeletions {
 		BUSY
 	}
 
+	/**
+	 * Deletes the hold's node for its owner's release, sending the delete again after a connection
+	 * loss until {@code within} (by default {@link #DEFAULT_CALL_WAIT}) has passed.
+	 */
 	Release release(String name, String owner, int heldCount, Duration within) {
 		Held hold = this.holds.get(name);
 		if (hold == null || !hold.owner.equals(owner)) {
@@ -180,6 +184,7 @@ final class ZooKeeperDeletions {
 		}
 	}
 
+	/** A create whose answer never came: where, for which owner, and which nonces are its. */
 	private record Leftover(String path, String owner, Predicate<String> nonce) {
 	}
 
