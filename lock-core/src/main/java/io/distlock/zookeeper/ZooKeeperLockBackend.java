@@ -1,38 +1,21 @@
 package io.distlock.zookeeper;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Consumer;
-import java.util.function.Predicate;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
-import org.apache.curator.utils.ZKPaths;
-import org.apache.zookeeper.AddWatchMode;
-import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
-import org.apache.zookeeper.WatchedEvent;
-import org.apache.zookeeper.Watcher;
-import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import io.distlock.core.LockBackend;
 import io.distlock.core.LockNotice;
+import io.distlock.zookeeper.ZooKeeperHolds.Held;
 
 /**
  * Keeps locks in ZooKeeper through Apache Curator: one ephemeral znode per held lock,
@@ -66,33 +49,28 @@ import io.distlock.core.LockNotice;
  * expired, or Curator gave it up after the session timeout) every hold counts as lost: renewals
  * answer {@code false} and releases {@link Release#NOT_HELD}, so owners are told.
  *
- * <p>Over 300 lines because each operation has to reason about sessions, and splitting them would
- * spread that reasoning over several types.
+ * <p>Over 300 lines by its documentation only: the work is done by one package-private part per
+ * concern (acquiring, deleting nodes, leases, renewing, release notices), which this class wires.
  */
 public final class ZooKeeperLockBackend implements LockBackend {
 
 	private static final Logger log = LoggerFactory.getLogger(ZooKeeperLockBackend.class);
 
-	/** How long a release keeps re-sending a delete that met a connection loss, when not told. */
-	private static final Duration DEFAULT_CALL_WAIT = Duration.ofSeconds(5);
-
 	private final CuratorFramework client;
 
-	private final String basePath;
+	private final ZooKeeperConnection connection;
 
 	private final boolean ownsClient;
 
-	private final Duration connectionTimeout;
+	private final ZooKeeperHolds holds;
 
-	private final String ensemble;
+	private final ZooKeeperDeletions deletions;
 
-	/** This client's holds, one per lock name at most (the znode is unique per name). */
-	private final ConcurrentHashMap<String, Held> holds = new ConcurrentHashMap<>();
+	private final ZooKeeperAcquisitions acquisitions;
 
-	private final Set<Subscription> subscriptions = ConcurrentHashMap.newKeySet();
+	private final ZooKeeperSubscriptions subscriptions;
 
-	/** Runs lease expiries: one thread for all holds. */
-	private final ScheduledThreadPoolExecutor leases;
+	private final ZooKeeperRenewals renewals;
 
 	private final ConnectionStateListener connectionListener = (client, state) -> connectionChanged(state);
 
@@ -108,65 +86,29 @@ public final class ZooKeeperLockBackend implements LockBackend {
 	 */
 	public ZooKeeperLockBackend(CuratorFramework client, String basePath, Duration connectionTimeout, boolean ownsClient) {
 		this.client = client;
-		this.basePath = validBasePath(basePath);
-		this.connectionTimeout = connectionTimeout;
+		this.connection = new ZooKeeperConnection(client, basePath, connectionTimeout, this::hook);
 		this.ownsClient = ownsClient;
-		this.ensemble = ensembleOf(client);
-		this.leases = new ScheduledThreadPoolExecutor(1, runnable -> {
-			Thread thread = new Thread(runnable, "distlock-zookeeper-leases");
-			thread.setDaemon(true);
-			return thread;
-		});
-		this.leases.setRemoveOnCancelPolicy(true);
+		this.holds = new ZooKeeperHolds(this.connection, this::deleteExpired);
+		this.deletions = new ZooKeeperDeletions(this.connection, this.holds);
+		this.subscriptions = new ZooKeeperSubscriptions(this.connection);
+		this.acquisitions = new ZooKeeperAcquisitions(this.connection, this.holds, this.deletions);
+		this.renewals = new ZooKeeperRenewals(this.connection, this.holds);
 		client.getConnectionStateListenable().addListener(this.connectionListener);
 	}
 
-	static String validBasePath(String basePath) {
-		if (basePath == null || !basePath.startsWith("/") || basePath.length() < 2 || basePath.endsWith("/")) {
-			throw new IllegalArgumentException("ZooKeeper base path must be an absolute path such as /distlock but was '"
-					+ basePath + "'");
-		}
-		ZKPaths.fixForNamespace(null, basePath);
-		return basePath;
-	}
-
-	private static String ensembleOf(CuratorFramework client) {
-		// ZooKeeper connect strings carry no credentials (digest auth is added separately).
-		String connect = client.getZookeeperClient().getCurrentConnectionString();
-		String namespace = client.getNamespace();
-		return (namespace == null || namespace.isEmpty()) ? connect : connect + " (namespace /" + namespace + ")";
+	/** The lease thread's hand-off: a hold whose lease ran out, already forgotten, has its node deleted. */
+	private void deleteExpired(Held hold) {
+		this.deletions.deleteQuietly(hold);
 	}
 
 	@Override
 	public String description() {
-		return "ZooKeeper at " + this.ensemble + ", " + this.basePath;
+		return "ZooKeeper at " + this.connection.ensemble() + ", " + this.connection.basePath();
 	}
 
 	@Override
 	public String explain(RuntimeException failure) {
-		Throwable cause = failure;
-		while (cause != null && !(cause instanceof KeeperException) && !(cause instanceof InterruptedException)) {
-			cause = cause.getCause();
-		}
-		String at = "ZooKeeper at " + this.ensemble;
-		if (cause instanceof InterruptedException) {
-			return "the call to " + at + " was interrupted";
-		}
-		if (!(cause instanceof KeeperException keeper)) {
-			return at + ": " + failure.getMessage();
-		}
-		return switch (keeper.code()) {
-			case CONNECTIONLOSS, OPERATIONTIMEOUT -> at + " did not answer within " + seconds(this.connectionTimeout)
-					+ " (connection loss; is a majority of the ensemble up and reachable?)";
-			case SESSIONEXPIRED -> at + " expired this client's session; its locks are gone";
-			case NOAUTH -> at + " refused access to " + this.basePath + " (NOAUTH: the client's credentials lack the ACL's rights)";
-			case AUTHFAILED -> at + " rejected the client's credentials (AUTHFAILED)";
-			default -> at + " answered " + keeper.code();
-		};
-	}
-
-	private static String seconds(Duration duration) {
-		return (duration.toMillis() % 1000 == 0) ? duration.toSeconds() + " s" : duration.toMillis() + " ms";
+		return this.connection.explain(failure);
 	}
 
 	// Acquiring
@@ -177,138 +119,14 @@ public final class ZooKeeperLockBackend implements LockBackend {
 	}
 
 	/**
-	 * Acquires by creating the node; nothing is queued. Each create stores a nonce of its own next
-	 * to the owner id (with the attempt's ticket in front, see {@link #leaveQueue}), and only a node
-	 * carrying exactly that nonce is taken as this create's (Curator re-sent it after a connection
-	 * loss swallowed the answer). Any other node of this session with this owner's id is stale: an
-	 * earlier hold whose deletion is under way (its lease ran out, or a delete waits for the
-	 * reconnection), or a create whose answer never came. Taking such a node up would hand out a
-	 * node that a pending delete removes, and an old token; it is deleted (by its czxid) and the
-	 * create sent again.
+	 * Acquires by creating the node; nothing is queued. A create takes up only the node it made
+	 * itself, known by the nonce it stores; any other node of this owner in this session is stale,
+	 * and is deleted before the create is sent again.
 	 */
 	@Override
 	public Acquisition acquire(String name, String owner, int heldCount, Duration lease, Duration queueFor,
 			String ticket) {
-		String path = path(name);
-		if (heldCount > 0) {
-			return reenter(name, owner, path, lease);
-		}
-		Held stale = this.holds.get(name);
-		if (stale != null && stale.owner.equals(owner)) {
-			// A hold the engine gave up (a release that failed, a hold reported lost): it is not this
-			// acquisition's, and its token must not be handed out again as a new holder's.
-			forget(stale);
-			deleteQuietly(stale);
-		}
-		int lateAnswers = 0;
-		while (true) {
-			String nonce = ((ticket != null) ? ticket : "-") + "." + UUID.randomUUID();
-			Stat stat = new Stat();
-			long sent = System.nanoTime();
-			try {
-				try {
-					this.client.create().storingStatIn(stat).creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
-						.forPath(path, nodeData(owner, nonce));
-					hook("created", name);
-				}
-				catch (KeeperException.NodeExistsException taken) {
-					throw taken;
-				}
-				catch (Exception unanswered) {
-					// Out of retries, timed out or interrupted: the create may have landed, with no hold and
-					// no lease here. Its node must not keep the lock until the session ends.
-					leftover(path, owner, nonce::equals);
-					throw unanswered;
-				}
-				if (answeredInTime(sent, stat)) {
-					return held(name, owner, path, stat, lease);
-				}
-				lateAnswer(name, path, owner, nonce, ++lateAnswers);
-			}
-			catch (KeeperException.NodeExistsException taken) {
-				Stat existing = new Stat();
-				byte[] holder;
-				try {
-					holder = this.client.getData().storingStatIn(existing).forPath(path);
-				}
-				catch (KeeperException.NoNodeException releasedMeanwhile) {
-					continue;
-				}
-				catch (Exception ex) {
-					throw failure(ex);
-				}
-				if (!owner.equals(ownerOf(holder)) || existing.getEphemeralOwner() != sessionId()) {
-					// The holder's lease is not in ZooKeeper; the engine re-checks within its place time anyway.
-					return Acquisition.heldByOther(sessionTimeout());
-				}
-				if (nonce.equals(nonceOf(holder))) {
-					// This very create, re-sent by Curator after a connection loss swallowed its answer.
-					if (answeredInTime(sent, existing)) {
-						return held(name, owner, path, existing, lease);
-					}
-					lateAnswer(name, path, owner, nonce, ++lateAnswers);
-					continue;
-				}
-				// Stale: this owner's earlier node of this session, which no hold here may take up.
-				try {
-					ZooKeeper zk = this.client.getZookeeperClient().getZooKeeper();
-					if (zk.getSessionId() != existing.getEphemeralOwner()
-							|| deleteNode(zk, path, existing.getCzxid()) == Deleted.BUSY) {
-						// Another deleter of this client has it in hand; its NodeDeleted wakes the engine.
-						return Acquisition.heldByOther(STALE_NODE_RETRY);
-					}
-				}
-				catch (Exception ex) {
-					throw failure(ex);
-				}
-			}
-			catch (Exception ex) {
-				throw failure(ex);
-			}
-		}
-	}
-
-	/**
-	 * Whether the node this session created, for a create sent at {@code sent}, still stands: the
-	 * ensemble heard from the session when the create arrived, after it was sent, and expires a
-	 * session only a whole timeout after it last heard from it. The timeout is read from the current
-	 * handle, which must be the session that made the node.
-	 */
-	private boolean answeredInTime(long sent, Stat node) {
-		long elapsed = System.nanoTime() - sent;
-		try {
-			ZooKeeper zk = this.client.getZookeeperClient().getZooKeeper();
-			return node.getEphemeralOwner() == zk.getSessionId()
-					&& elapsed < TimeUnit.MILLISECONDS.toNanos(zk.getSessionTimeout());
-		}
-		catch (Exception noHandle) {
-			return false;
-		}
-	}
-
-	/**
-	 * A create answered only after a whole session timeout (or by a session since replaced): this
-	 * client may have been frozen or cut off meanwhile, its session expired, its node deleted and the
-	 * lock taken by another client, whose token is higher. The answer proves nothing. Its node, if it
-	 * still stands, is deleted (in the background should that fail, so that it never keeps the lock
-	 * taken for the session), and the caller creates again.
-	 */
-	private void lateAnswer(String name, String path, String owner, String nonce, int lateAnswers) {
-		try {
-			removeNode(path, owner, nonce::equals);
-		}
-		catch (Exception ex) {
-			if (ex instanceof InterruptedException) {
-				Thread.currentThread().interrupt();
-			}
-			leftover(path, owner, nonce::equals);
-		}
-		if (lateAnswers >= MAX_LATE_ANSWERS) {
-			throw new ZooKeeperCallException("ZooKeeper at " + this.ensemble + " answered " + MAX_LATE_ANSWERS
-					+ " creates of lock '" + name + "' in a row only after the session timeout (" + sessionTimeout().toMillis()
-					+ " ms), when the node may already have been deleted; the lock was not taken. Is this process starved"
-					+ " of CPU, or the ensemble overloaded? A longer session timeout tolerates slower answers.", null);
-		}
+		return this.acquisitions.acquire(name, owner, heldCount, lease, ticket);
 	}
 
 	/**
@@ -319,169 +137,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 	 */
 	@Override
 	public void leaveQueue(String name, String owner, String ticket, boolean passOnHandOff) {
-		if (!passOnHandOff || ticket == null) {
-			return;
-		}
-		String prefix = ticket + ".";
-		try {
-			removeNode(path(name), owner, nonce -> nonce.startsWith(prefix));
-		}
-		catch (Exception ex) {
-			throw failure(ex);
-		}
-	}
-
-	/** How long an acquisition that met a stale node of its own, being deleted, waits before trying again. */
-	private static final Duration STALE_NODE_RETRY = Duration.ofMillis(100);
-
-	/** How many creates in a row may be answered only after a session timeout before an acquisition fails. */
-	private static final int MAX_LATE_ANSWERS = 3;
-
-	/** Creates whose answer never came; their nodes, if they landed, are deleted (retried on reconnection). */
-	private final Set<Leftover> leftovers = ConcurrentHashMap.newKeySet();
-
-	private record Leftover(String path, String owner, Predicate<String> nonce) {
-	}
-
-	private void leftover(String path, String owner, Predicate<String> nonce) {
-		Leftover leftover = new Leftover(path, owner, nonce);
-		this.leftovers.add(leftover);
-		// On the lease thread, through this session's handle: ordered after the create on the session.
-		inBackground(() -> removeLeftover(leftover));
-	}
-
-	private void removeLeftover(Leftover leftover) {
-		try {
-			if (removeNode(leftover.path, leftover.owner, leftover.nonce) != Deleted.BUSY) {
-				this.leftovers.remove(leftover);
-			}
-			// Busy: another deleter has it; should its delete fail, the reconnection tries again.
-		}
-		catch (KeeperException.SessionExpiredException gone) {
-			this.leftovers.remove(leftover);
-		}
-		catch (Exception ex) {
-			// Still connected later with the same session: RECONNECTED retries; else the session's end deletes it.
-			log.debug("Could not check for a node left by an unanswered create at {}: {}", leftover.path, ex.toString());
-		}
-	}
-
-	/**
-	 * Deletes this session's node at {@code path} if it carries {@code owner} and a nonce that
-	 * {@code nonce} accepts, and no hold of this client has it.
-	 */
-	private Deleted removeNode(String path, String owner, Predicate<String> nonce) throws Exception {
-		ZooKeeper zk = this.client.getZookeeperClient().getZooKeeper();
-		Stat stat = new Stat();
-		byte[] data;
-		try {
-			data = zk.getData(ZKPaths.fixForNamespace(this.client.getNamespace(), path), false, stat);
-		}
-		catch (KeeperException.NoNodeException free) {
-			return Deleted.ABSENT;
-		}
-		if (stat.getEphemeralOwner() != zk.getSessionId() || !owner.equals(ownerOf(data)) || !nonce.test(nonceOf(data))) {
-			return Deleted.ABSENT;
-		}
-		for (Held hold : this.holds.values()) {
-			if (hold.czxid == stat.getCzxid()) {
-				return Deleted.ABSENT;
-			}
-		}
-		return deleteNode(zk, path, stat.getCzxid());
-	}
-
-	private Acquisition reenter(String name, String owner, String path, Duration lease) {
-		Held hold = this.holds.get(name);
-		if (hold == null || !hold.owner.equals(owner) || hold.gone || hold.session != sessionId()) {
-			return Acquisition.lost();
-		}
-		Stat stat;
-		try {
-			stat = this.client.checkExists().forPath(path);
-		}
-		catch (Exception ex) {
-			throw failure(ex);
-		}
-		if (stat == null || stat.getCzxid() != hold.czxid) {
-			forget(hold);
-			return Acquisition.lost();
-		}
-		hookQuietly("reenter-checked", name);
-		// The lease may have run out, or the session been lost, since the check: that hold is gone.
-		if (!extendIfLive(hold, lease)) {
-			return Acquisition.lost();
-		}
-		return Acquisition.acquired(hold.czxid, lease);
-	}
-
-	private Acquisition held(String name, String owner, String path, Stat stat, Duration lease) {
-		Held hold = new Held(name, owner, path, stat.getCzxid(), stat.getEphemeralOwner());
-		this.holds.put(name, hold);
-		extend(hold, lease);
-		return Acquisition.acquired(hold.czxid, lease);
-	}
-
-	// Leases
-
-	/** Moves the hold's deadline to {@code lease} from now; this client deletes the node then unless renewed. */
-	private void extend(Held hold, Duration lease) {
-		long deadline = System.nanoTime() + saturatedNanos(lease);
-		synchronized (hold) {
-			hold.deadline = deadline;
-			if (hold.expiry != null) {
-				hold.expiry.cancel(false);
-			}
-			try {
-				hold.expiry = this.leases.schedule(() -> leaseRanOut(hold), Math.max(0, deadline - System.nanoTime()),
-						TimeUnit.NANOSECONDS);
-			}
-			catch (RejectedExecutionException closedBackend) {
-				// Closed: the node lives until the session ends.
-				hold.expiry = null;
-			}
-		}
-	}
-
-	/**
-	 * Extends the lease as {@link #extend} if the hold is still live, atomically with the check: a
-	 * lease running out, or the session's loss, either comes first (and this answers {@code false})
-	 * or finds the new deadline. A hold being released stays live and is left to its release.
-	 * @return whether the hold is live
-	 */
-	private boolean extendIfLive(Held hold, Duration lease) {
-		synchronized (hold) {
-			if (hold.gone) {
-				return false;
-			}
-			if (!hold.releasing) {
-				extend(hold, lease);
-			}
-			return true;
-		}
-	}
-
-	private void leaseRanOut(Held hold) {
-		synchronized (hold) {
-			if (hold.gone || hold.releasing || System.nanoTime() - hold.deadline < 0) {
-				return;
-			}
-			hold.gone = true;
-		}
-		this.holds.remove(hold.name, hold);
-		hookQuietly("lease-ran-out", hold.name);
-		log.debug("Lease of lock '{}' held by {} ran out; deleting its node", hold.name, hold.owner);
-		deleteQuietly(hold);
-	}
-
-	private void forget(Held hold) {
-		synchronized (hold) {
-			hold.gone = true;
-			if (hold.expiry != null) {
-				hold.expiry.cancel(false);
-			}
-		}
-		this.holds.remove(hold.name, hold);
+		this.acquisitions.leaveQueue(name, owner, ticket, passOnHandOff);
 	}
 
 	// Releasing
@@ -493,133 +149,8 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
 	@Override
 	public Release release(String name, String owner, int heldCount, String holdId, long token, Duration within) {
-		Held hold = this.holds.get(name);
-		if (hold == null || !hold.owner.equals(owner)) {
-			return Release.NOT_HELD;
-		}
-		if (heldCount > 1) {
-			// The engine counts re-entries; ZooKeeper has one node per hold whatever the count.
-			boolean live;
-			synchronized (hold) {
-				live = !hold.gone && hold.session == sessionId();
-			}
-			return live ? Release.DECREMENTED : Release.NOT_HELD;
-		}
-		synchronized (hold) {
-			if (hold.gone) {
-				this.holds.remove(name, hold);
-				return Release.NOT_HELD;
-			}
-			hold.releasing = true;
-		}
-		long deadline = System.nanoTime() + saturatedNanos((within != null) ? within : DEFAULT_CALL_WAIT);
-		boolean sent = false;
-		while (true) {
-			try {
-				Release result = delete(hold, sent) ? Release.RELEASED : Release.NOT_HELD;
-				forget(hold);
-				return result;
-			}
-			catch (KeeperException.ConnectionLossException | KeeperException.OperationTimeoutException lost) {
-				// The delete may have landed: a node found missing on the next try is then this release's doing.
-				sent = true;
-				if (System.nanoTime() - deadline >= 0) {
-					throw releaseFailed(hold, lost);
-				}
-				pause();
-			}
-			catch (Exception ex) {
-				throw releaseFailed(hold, ex);
-			}
-		}
+		return this.deletions.release(name, owner, heldCount, within);
 	}
-
-	private RuntimeException releaseFailed(Held hold, Exception cause) {
-		synchronized (hold) {
-			hold.releasing = false;
-		}
-		// The engine drops the hold; the node goes when its lease runs out, or with the session.
-		extendIfLive(hold, Duration.ofNanos(Math.max(0, hold.deadline - System.nanoTime())));
-		return failure(cause);
-	}
-
-	/**
-	 * Deletes the hold's node through the handle of the session that created it.
-	 * @param resent whether an earlier try may have deleted it already
-	 * @return whether this hold's node was there and is now deleted (or was deleted by the earlier try)
-	 */
-	private boolean delete(Held hold, boolean resent) throws Exception {
-		ZooKeeper zk = this.client.getZookeeperClient().getZooKeeper();
-		if (zk.getSessionId() != hold.session) {
-			// That session is over: the ensemble deleted (or is about to delete) its nodes.
-			return false;
-		}
-		Deleted deleted = deleteNode(zk, hold.path, hold.czxid);
-		return deleted == Deleted.DELETED || (resent && deleted == Deleted.ABSENT);
-	}
-
-	private enum Deleted {
-		/** This call deleted the node. */
-		DELETED,
-		/** The node was not there (any more). */
-		ABSENT,
-		/** Another deleter of this client is deleting it now. */
-		BUSY
-	}
-
-	/** The czxids of the nodes a deleter of this client is deleting now: one deleter per node at a time. */
-	private final Set<Long> deleting = ConcurrentHashMap.newKeySet();
-
-	/**
-	 * Deletes the node at {@code path} if it is the one created at {@code czxid}. Every lock node has
-	 * version 0, so the versioned delete cannot tell a node from the next one created under the
-	 * path; what makes the check-then-delete sound is that only this client deletes its nodes and
-	 * only one of its deleters handles a node at a time, claiming it before the check: a second
-	 * deleter (a lease running out, a release, the session's loss, a reconnection, a stale node
-	 * met by an acquisition) checks only after the first one's delete, which ZooKeeper applies
-	 * first as both go through the same session, and so finds the node gone or another one.
-	 */
-	private Deleted deleteNode(ZooKeeper zk, String path, long czxid) throws Exception {
-		if (!this.deleting.add(czxid)) {
-			return Deleted.BUSY;
-		}
-		try {
-			String fullPath = ZKPaths.fixForNamespace(this.client.getNamespace(), path);
-			Stat stat = zk.exists(fullPath, false);
-			if (stat == null || stat.getCzxid() != czxid) {
-				return Deleted.ABSENT;
-			}
-			hook("delete-checked", path);
-			try {
-				zk.delete(fullPath, stat.getVersion());
-				return Deleted.DELETED;
-			}
-			catch (KeeperException.NoNodeException | KeeperException.SessionExpiredException gone) {
-				return Deleted.ABSENT;
-			}
-		}
-		finally {
-			this.deleting.remove(czxid);
-		}
-	}
-
-	private void deleteQuietly(Held hold) {
-		try {
-			ZooKeeper zk = this.client.getZookeeperClient().getZooKeeper();
-			if (zk.getSessionId() == hold.session && deleteNode(zk, hold.path, hold.czxid) == Deleted.BUSY) {
-				// Another deleter has it in hand; should its delete fail, the reconnection tries again.
-				this.undeleted.add(hold);
-			}
-		}
-		catch (Exception ex) {
-			// Still connected later with the same session: RECONNECTED retries; else the session's end deletes it.
-			this.undeleted.add(hold);
-			log.debug("Could not delete the node of lock '{}' held by {}: {}", hold.name, hold.owner, ex.toString());
-		}
-	}
-
-	/** Nodes whose lease ran out but could not be deleted at the time; retried on reconnection. */
-	private final Set<Held> undeleted = ConcurrentHashMap.newKeySet();
 
 	/**
 	 * A hold here ends with its session as well as with its lease: a process that stops, or a
@@ -640,95 +171,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
 	@Override
 	public List<Boolean> renew(List<HoldRef> refs, Duration lease, Duration within) {
-		ZooKeeper zk;
-		try {
-			zk = this.client.getZookeeperClient().getZooKeeper();
-		}
-		catch (Exception ex) {
-			throw failure(ex);
-		}
-		long session = zk.getSessionId();
-		AtomicReferenceArray<Object> answers = new AtomicReferenceArray<>(refs.size());
-		List<Held> checked = new ArrayList<>();
-		List<Integer> positions = new ArrayList<>();
-		for (int i = 0; i < refs.size(); i++) {
-			HoldRef ref = refs.get(i);
-			Held hold = this.holds.get(ref.name());
-			if (hold == null || !hold.owner.equals(ref.owner()) || hold.gone || hold.session != session) {
-				if (hold != null && hold.owner.equals(ref.owner())) {
-					forget(hold);
-				}
-				answers.set(i, Boolean.FALSE);
-			}
-			else {
-				checked.add(hold);
-				positions.add(i);
-			}
-		}
-		if (!checked.isEmpty()) {
-			if (!this.client.getZookeeperClient().isConnected()) {
-				throw failure(new KeeperException.ConnectionLossException());
-			}
-			// One pipelined round trip for the batch, on the handle of the holds' own session.
-			CountDownLatch answered = new CountDownLatch(checked.size());
-			long start = System.nanoTime();
-			for (int k = 0; k < checked.size(); k++) {
-				Held hold = checked.get(k);
-				int position = positions.get(k);
-				zk.exists(ZKPaths.fixForNamespace(this.client.getNamespace(), hold.path), false, (rc, path, ctx, stat) -> {
-					KeeperException.Code code = KeeperException.Code.get(rc);
-					if (code == KeeperException.Code.OK || code == KeeperException.Code.NONODE) {
-						answers.set(position, stat != null && stat.getCzxid() == hold.czxid);
-					}
-					else {
-						answers.set(position, KeeperException.create(code, path));
-					}
-					answered.countDown();
-				}, null);
-			}
-			try {
-				Duration wait = (within != null) ? within : this.connectionTimeout;
-				if (!answered.await(Math.max(1, saturatedNanos(wait)), TimeUnit.NANOSECONDS)) {
-					throw failure(new KeeperException.OperationTimeoutException());
-				}
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-				throw failure(ex);
-			}
-			for (int k = 0; k < checked.size(); k++) {
-				Object answer = answers.get(positions.get(k));
-				if (answer instanceof KeeperException.SessionExpiredException) {
-					answers.set(positions.get(k), Boolean.FALSE);
-				}
-				else if (answer instanceof KeeperException keeper) {
-					throw failure(keeper);
-				}
-			}
-			for (int k = 0; k < checked.size(); k++) {
-				Held hold = checked.get(k);
-				if (Boolean.TRUE.equals(answers.get(positions.get(k)))) {
-					hookQuietly("renew-checked", hold.name);
-					// From the start of the check: the node was there no earlier than that. A lease that ran
-					// out, or a session lost, since the check leaves a deleted node: not renewed.
-					if (!extendFrom(hold, start, lease)) {
-						answers.set(positions.get(k), Boolean.FALSE);
-					}
-				}
-				else {
-					forget(hold);
-				}
-			}
-		}
-		List<Boolean> renewed = new ArrayList<>(refs.size());
-		for (int i = 0; i < refs.size(); i++) {
-			renewed.add(Boolean.TRUE.equals(answers.get(i)));
-		}
-		return renewed;
-	}
-
-	private boolean extendFrom(Held hold, long start, Duration lease) {
-		return extendIfLive(hold, Duration.ofNanos(Math.max(0, start + saturatedNanos(lease) - System.nanoTime())));
+		return this.renewals.renew(refs, lease, within);
 	}
 
 	// Queries
@@ -736,20 +179,20 @@ public final class ZooKeeperLockBackend implements LockBackend {
 	@Override
 	public boolean isHeldBy(String name, String owner) {
 		Held hold = this.holds.get(name);
-		if (hold != null && hold.owner.equals(owner) && (hold.gone || hold.session != sessionId())) {
+		if (hold != null && hold.owner.equals(owner) && (hold.gone || hold.session != this.connection.sessionId())) {
 			return false;
 		}
 		try {
 			Stat stat = new Stat();
-			byte[] data = this.client.getData().storingStatIn(stat).forPath(path(name));
-			return owner.equals(ownerOf(data))
+			byte[] data = this.client.getData().storingStatIn(stat).forPath(this.connection.path(name));
+			return owner.equals(ZooKeeperNodeData.ownerOf(data))
 					&& (hold == null || !hold.owner.equals(owner) || stat.getCzxid() == hold.czxid);
 		}
 		catch (KeeperException.NoNodeException free) {
 			return false;
 		}
 		catch (Exception ex) {
-			throw failure(ex);
+			throw this.connection.failure(ex);
 		}
 	}
 
@@ -766,10 +209,11 @@ public final class ZooKeeperLockBackend implements LockBackend {
 			return Duration.ofNanos(Math.max(1_000_000, left));
 		}
 		try {
-			return (this.client.checkExists().forPath(path(name)) != null) ? sessionTimeout() : Duration.ZERO;
+			return (this.client.checkExists().forPath(this.connection.path(name)) != null) ? this.connection.sessionTimeout()
+					: Duration.ZERO;
 		}
 		catch (Exception ex) {
-			throw failure(ex);
+			throw this.connection.failure(ex);
 		}
 	}
 
@@ -777,134 +221,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
 	@Override
 	public AutoCloseable subscribe(String name, Consumer<LockNotice> onRelease) {
-		String path = path(name);
-		Subscription subscription = new Subscription(path, onRelease);
-		while (true) {
-			PathWatch watch = this.watched.computeIfAbsent(path, any -> new PathWatch());
-			synchronized (watch) {
-				if (watch.retired) {
-					continue;
-				}
-				try {
-					subscription.watch();
-				}
-				catch (Exception ex) {
-					if (watch.count == 0) {
-						watch.retired = true;
-						this.watched.remove(path, watch);
-					}
-					throw failure(ex);
-				}
-				watch.count++;
-				break;
-			}
-		}
-		this.subscriptions.add(subscription);
-		return () -> {
-			if (this.subscriptions.remove(subscription)) {
-				unsubscribe(subscription);
-			}
-		};
-	}
-
-	/**
-	 * The server keeps one watch per path and session, whatever the number of watchers on it in the
-	 * client; removing one watcher only removes it here (the server is merely asked whether it has
-	 * the watch). So the subscriptions of each path are counted, and the last one to close removes
-	 * the path's watches on the server too (all of this client's on that lock path).
-	 */
-	private void unsubscribe(Subscription subscription) {
-		PathWatch watch = this.watched.get(subscription.path);
-		if (watch == null) {
-			subscription.unwatch(true);
-			return;
-		}
-		synchronized (watch) {
-			watch.count--;
-			if (watch.count > 0) {
-				subscription.unwatch(true);
-				return;
-			}
-			watch.retired = true;
-			this.watched.remove(subscription.path, watch);
-			subscription.unwatchAll();
-		}
-	}
-
-	/** Subscriptions per lock path; a subscription adds and the last one removes under its lock. */
-	private final ConcurrentHashMap<String, PathWatch> watched = new ConcurrentHashMap<>();
-
-	/** How many subscriptions watch one path; retired once the last has gone (a new one starts afresh). */
-	private static final class PathWatch {
-
-		int count;
-
-		boolean retired;
-
-	}
-
-	/** A persistent watch on one lock's node, which outlives each event, unlike a one-shot watch. */
-	private final class Subscription implements Watcher {
-
-		private final String path;
-
-		private final Consumer<LockNotice> onRelease;
-
-		Subscription(String path, Consumer<LockNotice> onRelease) {
-			this.path = path;
-			this.onRelease = onRelease;
-		}
-
-		void watch() throws Exception {
-			ZooKeeperLockBackend.this.client.watchers().add().withMode(AddWatchMode.PERSISTENT).usingWatcher(this)
-				.forPath(this.path);
-		}
-
-		void unwatch(boolean locally) {
-			try {
-				if (locally) {
-					ZooKeeperLockBackend.this.client.watchers().remove(this).ofType(WatcherType.Any).locally().quietly()
-						.forPath(this.path);
-				}
-				else {
-					ZooKeeperLockBackend.this.client.watchers().remove(this).ofType(WatcherType.Any).quietly()
-						.forPath(this.path);
-				}
-			}
-			catch (Exception ex) {
-				log.debug("Could not remove the watch on {}", this.path, ex);
-			}
-		}
-
-		/** Removes every watch of this client on the path, here and on the server. */
-		void unwatchAll() {
-			try {
-				ZooKeeperLockBackend.this.client.watchers().removeAll().ofType(WatcherType.Any).quietly().forPath(this.path);
-			}
-			catch (Exception ex) {
-				log.debug("Could not remove the watches on {}", this.path, ex);
-			}
-		}
-
-		@Override
-		public void process(WatchedEvent event) {
-			if (event.getType() == Event.EventType.NodeDeleted) {
-				this.onRelease.accept(LockNotice.RELEASED);
-			}
-		}
-
-		void renewedSession() {
-			try {
-				// Watches belong to a session: a new session has none until they are set again.
-				watch();
-			}
-			catch (Exception ex) {
-				log.debug("Could not watch {} again after reconnecting", this.path, ex);
-			}
-			// A release during the outage was not announced: the waiters look.
-			this.onRelease.accept(LockNotice.RELEASED);
-		}
-
+		return this.subscriptions.subscribe(name, onRelease);
 	}
 
 	// Connection state
@@ -913,60 +230,43 @@ public final class ZooKeeperLockBackend implements LockBackend {
 		this.lastState = state;
 		switch (state) {
 			case SUSPENDED -> log.warn("Lost the connection to ZooKeeper at {}; holds are in doubt until it is back within "
-					+ "the session timeout", this.ensemble);
+					+ "the session timeout", this.connection.ensemble());
 			case LOST -> {
-				List<Held> lost = new ArrayList<>(this.holds.values());
+				List<Held> lost = this.holds.all();
 				if (!lost.isEmpty()) {
 					log.warn("The ZooKeeper session at {} is lost (expired, or no connection for the whole session "
-							+ "timeout); {} hold(s) of this client are lost", this.ensemble, lost.size());
+							+ "timeout); {} hold(s) of this client are lost", this.connection.ensemble(), lost.size());
 				}
 				for (Held hold : lost) {
-					forget(hold);
+					this.holds.forget(hold);
 				}
-				this.undeleted.clear();
-				this.leftovers.clear();
+				this.deletions.sessionLost();
 				// A hold taken by a new session before this event arrived is forgotten too (told lost, to be
 				// safe); its node must not outlive it. Nodes of the lost session are left to the ensemble.
 				for (Held hold : lost) {
-					inBackground(() -> deleteQuietly(hold));
+					this.holds.inBackground(() -> this.deletions.deleteQuietly(hold));
 				}
 			}
 			case RECONNECTED -> {
-				log.info("Reconnected to ZooKeeper at {}", this.ensemble);
-				inBackground(this::afterReconnect);
+				log.info("Reconnected to ZooKeeper at {}", this.connection.ensemble());
+				this.holds.inBackground(this::afterReconnect);
 			}
 			default -> {
 			}
 		}
 	}
 
-	private void inBackground(Runnable task) {
-		try {
-			this.leases.execute(task);
-		}
-		catch (RejectedExecutionException closedBackend) {
-			// Closed: nothing left to tidy; the session's end deletes what remains.
-		}
-	}
-
 	private void afterReconnect() {
-		for (Held hold : List.copyOf(this.undeleted)) {
-			this.undeleted.remove(hold);
-			deleteQuietly(hold);
-		}
-		for (Leftover leftover : List.copyOf(this.leftovers)) {
-			removeLeftover(leftover);
-		}
-		for (Subscription subscription : this.subscriptions) {
-			subscription.renewedSession();
-		}
+		this.deletions.retryAfterReconnect();
+		this.subscriptions.renewedSession();
 	}
 
 	@Override
 	public Health health() {
 		boolean connected = this.client.getZookeeperClient().isConnected();
-		return new Health(connected && this.lastState.isConnected(), Map.of("ensemble", this.ensemble, "basePath",
-				this.basePath, "state", connected ? this.lastState.name() : "DISCONNECTED (last: " + this.lastState + ")"));
+		return new Health(connected && this.lastState.isConnected(), Map.of("ensemble", this.connection.ensemble(),
+				"basePath", this.connection.basePath(), "state",
+				connected ? this.lastState.name() : "DISCONNECTED (last: " + this.lastState + ")"));
 	}
 
 	/**
@@ -981,45 +281,14 @@ public final class ZooKeeperLockBackend implements LockBackend {
 		}
 		this.closed = true;
 		this.client.getConnectionStateListenable().removeListener(this.connectionListener);
-		for (Subscription subscription : this.subscriptions) {
-			if (this.ownsClient) {
-				subscription.unwatch(true);
-			}
-			else {
-				// The application's client stays open: the server's watches must go too.
-				unsubscribe(subscription);
-			}
-		}
-		this.subscriptions.clear();
-		// Lease expiries already scheduled still run (ScheduledThreadPoolExecutor's default), then the thread ends.
-		this.leases.shutdown();
+		this.subscriptions.closeAll(this.ownsClient);
+		this.holds.shutdown();
 		if (this.ownsClient) {
 			this.client.close();
 		}
 	}
 
 	// Helpers
-
-	/** Separates the owner id from the create's nonce in a node's data. */
-	private static final char NONCE_SEPARATOR = '\u0000';
-
-	static byte[] nodeData(String owner, String nonce) {
-		return (owner + NONCE_SEPARATOR + nonce).getBytes(StandardCharsets.UTF_8);
-	}
-
-	/** @return the owner id in a node's data (all of it for a node written without a nonce) */
-	static String ownerOf(byte[] data) {
-		String text = new String(data, StandardCharsets.UTF_8);
-		int separator = text.lastIndexOf(NONCE_SEPARATOR);
-		return (separator < 0) ? text : text.substring(0, separator);
-	}
-
-	/** @return the create's nonce in a node's data, empty if none */
-	static String nonceOf(byte[] data) {
-		String text = new String(data, StandardCharsets.UTF_8);
-		int separator = text.lastIndexOf(NONCE_SEPARATOR);
-		return (separator < 0) ? "" : text.substring(separator + 1);
-	}
 
 	/** For the tests: called at the points named where an interleaving with another thread matters. */
 	interface Hook {
@@ -1036,106 +305,9 @@ public final class ZooKeeperLockBackend implements LockBackend {
 		this.hook.at(point, name);
 	}
 
-	private void hookQuietly(String point, String name) {
-		try {
-			this.hook.at(point, name);
-		}
-		catch (Exception ex) {
-			throw failure(ex);
-		}
-	}
-
 	/** For the tests: waits until the lease thread has run every task submitted before this call. */
 	void awaitBackgroundTasks() throws Exception {
-		this.leases.submit(() -> {
-		}).get(30, TimeUnit.SECONDS);
-	}
-
-	private String path(String name) {
-		return ZKPaths.makePath(this.basePath, ZooKeeperNodeNames.nodeName(name));
-	}
-
-	private long sessionId() {
-		try {
-			return this.client.getZookeeperClient().getZooKeeper().getSessionId();
-		}
-		catch (Exception ex) {
-			throw failure(ex);
-		}
-	}
-
-	private Duration sessionTimeout() {
-		try {
-			return Duration.ofMillis(this.client.getZookeeperClient().getZooKeeper().getSessionTimeout());
-		}
-		catch (Exception ex) {
-			return Duration.ofMillis(this.client.getZookeeperClient().getConnectionTimeoutMs());
-		}
-	}
-
-	private RuntimeException failure(Exception ex) {
-		if (ex instanceof InterruptedException) {
-			// Kept for the engine, which tells a deadline's interrupt from the caller's.
-			Thread.currentThread().interrupt();
-		}
-		if (ex instanceof RuntimeException runtime) {
-			return runtime;
-		}
-		ZooKeeperCallException failure = new ZooKeeperCallException(ex);
-		return new ZooKeeperCallException(explain(failure), ex);
-	}
-
-	private static void pause() {
-		try {
-			Thread.sleep(50);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-		}
-	}
-
-	/** At most {@code Long.MAX_VALUE / 2}: it is added to {@code System.nanoTime()}. */
-	private static long saturatedNanos(Duration duration) {
-		try {
-			return Math.min(duration.toNanos(), Long.MAX_VALUE / 2);
-		}
-		catch (ArithmeticException tooLong) {
-			return Long.MAX_VALUE / 2;
-		}
-	}
-
-	/** One hold of this client: its node, the session that made it, and its lease. */
-	private static final class Held {
-
-		final String name;
-
-		final String owner;
-
-		final String path;
-
-		final long czxid;
-
-		final long session;
-
-		/** System.nanoTime() when the lease runs out; written under this. */
-		volatile long deadline;
-
-		ScheduledFuture<?> expiry;
-
-		/** Deleted, lost or given up; guarded by this (read without it where staleness is harmless). */
-		volatile boolean gone;
-
-		/** Its owner's release is under way: a lease running out meanwhile leaves it to the release. */
-		boolean releasing;
-
-		Held(String name, String owner, String path, long czxid, long session) {
-			this.name = name;
-			this.owner = owner;
-			this.path = path;
-			this.czxid = czxid;
-			this.session = session;
-		}
-
+		this.holds.awaitBackgroundTasks();
 	}
 
 	/** A ZooKeeper call failed; the message names the ensemble and the cause. */

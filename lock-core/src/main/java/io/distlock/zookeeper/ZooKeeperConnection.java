@@ -1,0 +1,159 @@
+package io.distlock.zookeeper;
+
+import java.time.Duration;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.utils.ZKPaths;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.ZooKeeper;
+
+import io.distlock.zookeeper.ZooKeeperLockBackend.ZooKeeperCallException;
+
+/**
+ * The Curator client as the parts of {@link ZooKeeperLockBackend} use it: where the lock nodes
+ * are, the current session, the tests' hook, and failures turned into exceptions that name the
+ * ensemble.
+ */
+final class ZooKeeperConnection {
+
+	private final CuratorFramework client;
+
+	private final String basePath;
+
+	private final Duration connectionTimeout;
+
+	private final String ensemble;
+
+	private final ZooKeeperLockBackend.Hook hook;
+
+	/**
+	 * @param client a started Curator client
+	 * @param basePath the parent of all lock nodes, e.g. {@code /distlock}
+	 * @param connectionTimeout how long a call waits for a connection (for messages)
+	 * @param hook called at the points where the tests force an interleaving
+	 */
+	ZooKeeperConnection(CuratorFramework client, String basePath, Duration connectionTimeout,
+			ZooKeeperLockBackend.Hook hook) {
+		this.client = client;
+		this.basePath = validBasePath(basePath);
+		this.connectionTimeout = connectionTimeout;
+		this.ensemble = ensembleOf(client);
+		this.hook = hook;
+	}
+
+	static String validBasePath(String basePath) {
+		if (basePath == null || !basePath.startsWith("/") || basePath.length() < 2 || basePath.endsWith("/")) {
+			throw new IllegalArgumentException("ZooKeeper base path must be an absolute path such as /distlock but was '"
+					+ basePath + "'");
+		}
+		ZKPaths.fixForNamespace(null, basePath);
+		return basePath;
+	}
+
+	private static String ensembleOf(CuratorFramework client) {
+		// ZooKeeper connect strings carry no credentials (digest auth is added separately).
+		String connect = client.getZookeeperClient().getCurrentConnectionString();
+		String namespace = client.getNamespace();
+		return (namespace == null || namespace.isEmpty()) ? connect : connect + " (namespace /" + namespace + ")";
+	}
+
+	CuratorFramework client() {
+		return this.client;
+	}
+
+	String basePath() {
+		return this.basePath;
+	}
+
+	Duration connectionTimeout() {
+		return this.connectionTimeout;
+	}
+
+	String ensemble() {
+		return this.ensemble;
+	}
+
+	String explain(RuntimeException failure) {
+		Throwable cause = failure;
+		while (cause != null && !(cause instanceof KeeperException) && !(cause instanceof InterruptedException)) {
+			cause = cause.getCause();
+		}
+		String at = "ZooKeeper at " + this.ensemble;
+		if (cause instanceof InterruptedException) {
+			return "the call to " + at + " was interrupted";
+		}
+		if (!(cause instanceof KeeperException keeper)) {
+			return at + ": " + failure.getMessage();
+		}
+		return switch (keeper.code()) {
+			case CONNECTIONLOSS, OPERATIONTIMEOUT -> at + " did not answer within " + seconds(this.connectionTimeout)
+					+ " (connection loss; is a majority of the ensemble up and reachable?)";
+			case SESSIONEXPIRED -> at + " expired this client's session; its locks are gone";
+			case NOAUTH -> at + " refused access to " + this.basePath + " (NOAUTH: the client's credentials lack the ACL's rights)";
+			case AUTHFAILED -> at + " rejected the client's credentials (AUTHFAILED)";
+			default -> at + " answered " + keeper.code();
+		};
+	}
+
+	private static String seconds(Duration duration) {
+		return (duration.toMillis() % 1000 == 0) ? duration.toSeconds() + " s" : duration.toMillis() + " ms";
+	}
+
+	String path(String name) {
+		return ZKPaths.makePath(this.basePath, ZooKeeperNodeNames.nodeName(name));
+	}
+
+	/** @return the path as the ensemble knows it, with the client's namespace in front */
+	String fullPath(String path) {
+		return ZKPaths.fixForNamespace(this.client.getNamespace(), path);
+	}
+
+	/** @return the current session's handle, which can never act for a later session */
+	ZooKeeper zooKeeper() throws Exception {
+		return this.client.getZookeeperClient().getZooKeeper();
+	}
+
+	long sessionId() {
+		try {
+			return zooKeeper().getSessionId();
+		}
+		catch (Exception ex) {
+			throw failure(ex);
+		}
+	}
+
+	Duration sessionTimeout() {
+		try {
+			return Duration.ofMillis(zooKeeper().getSessionTimeout());
+		}
+		catch (Exception ex) {
+			return Duration.ofMillis(this.client.getZookeeperClient().getConnectionTimeoutMs());
+		}
+	}
+
+	RuntimeException failure(Exception ex) {
+		if (ex instanceof InterruptedException) {
+			// Kept for the engine, which tells a deadline's interrupt from the caller's.
+			Thread.currentThread().interrupt();
+		}
+		if (ex instanceof RuntimeException runtime) {
+			return runtime;
+		}
+		ZooKeeperCallException failure = new ZooKeeperCallException(ex);
+		return new ZooKeeperCallException(explain(failure), ex);
+	}
+
+	void hook(String point, String name) throws Exception {
+		this.hook.at(point, name);
+	}
+
+	void hookQuietly(String point, String name) {
+		try {
+			this.hook.at(point, name);
+		}
+		catch (Exception ex) {
+			throw failure(ex);
+		}
+	}
+
+}

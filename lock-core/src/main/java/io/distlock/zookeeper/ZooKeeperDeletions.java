@@ -1,0 +1,258 @@
+package io.distlock.zookeeper;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
+
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.ZooKeeper;
+import org.apache.zookeeper.data.Stat;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import io.distlock.core.LockBackend.Release;
+import io.distlock.zookeeper.ZooKeeperHolds.Held;
+
+/**
+ * Deletes this client's lock nodes: on its owner's release, when its lease runs out, a stale node
+ * met by an acquisition, a node left by a create whose answer never came; what could not be
+ * deleted is tried again on reconnection. Every delete goes through {@link #deleteNode}, which
+ * lets one deleter handle a node at a time.
+ */
+final class ZooKeeperDeletions {
+
+	// Under the backend's name, which is the one users set levels for.
+	private static final Logger log = LoggerFactory.getLogger(ZooKeeperLockBackend.class);
+
+	/** How long a release keeps re-sending a delete that met a connection loss, when not told. */
+	private static final Duration DEFAULT_CALL_WAIT = Duration.ofSeconds(5);
+
+	private final ZooKeeperConnection connection;
+
+	private final ZooKeeperHolds holds;
+
+	/** The czxids of the nodes a deleter of this client is deleting now: one deleter per node at a time. */
+	private final Set<Long> deleting = ConcurrentHashMap.newKeySet();
+
+	/** Nodes whose lease ran out but could not be deleted at the time; retried on reconnection. */
+	private final Set<Held> undeleted = ConcurrentHashMap.newKeySet();
+
+	/** Creates whose answer never came; their nodes, if they landed, are deleted (retried on reconnection). */
+	private final Set<Leftover> leftovers = ConcurrentHashMap.newKeySet();
+
+	ZooKeeperDeletions(ZooKeeperConnection connection, ZooKeeperHolds holds) {
+		this.connection = connection;
+		this.holds = holds;
+	}
+
+	/** What a delete found. */
+	enum Deleted {
+		/** This call deleted the node. */
+		DELETED,
+		/** The node was not there (any more). */
+		ABSENT,
+		/** Another deleter of this client is deleting it now. */
+		BUSY
+	}
+
+	/**
+	 * Deletes the hold's node for its owner's release, sending the delete again after a connection
+	 * loss until {@code within} (by default {@link #DEFAULT_CALL_WAIT}) has passed.
+	 */
+	Release release(String name, String owner, int heldCount, Duration within) {
+		Held hold = this.holds.get(name);
+		if (hold == null || !hold.owner.equals(owner)) {
+			return Release.NOT_HELD;
+		}
+		if (heldCount > 1) {
+			// The engine counts re-entries; ZooKeeper has one node per hold whatever the count.
+			boolean live;
+			synchronized (hold) {
+				live = !hold.gone && hold.session == this.connection.sessionId();
+			}
+			return live ? Release.DECREMENTED : Release.NOT_HELD;
+		}
+		synchronized (hold) {
+			if (hold.gone) {
+				this.holds.remove(name, hold);
+				return Release.NOT_HELD;
+			}
+			hold.releasing = true;
+		}
+		long deadline = System.nanoTime() + ZooKeeperHolds.saturatedNanos((within != null) ? within : DEFAULT_CALL_WAIT);
+		boolean sent = false;
+		while (true) {
+			try {
+				Release result = delete(hold, sent) ? Release.RELEASED : Release.NOT_HELD;
+				this.holds.forget(hold);
+				return result;
+			}
+			catch (KeeperException.ConnectionLossException | KeeperException.OperationTimeoutException lost) {
+				// The delete may have landed: a node found missing on the next try is then this release's doing.
+				sent = true;
+				if (System.nanoTime() - deadline >= 0) {
+					throw releaseFailed(hold, lost);
+				}
+				pause();
+			}
+			catch (Exception ex) {
+				throw releaseFailed(hold, ex);
+			}
+		}
+	}
+
+	private RuntimeException releaseFailed(Held hold, Exception cause) {
+		synchronized (hold) {
+			hold.releasing = false;
+		}
+		// The engine drops the hold; the node goes when its lease runs out, or with the session.
+		this.holds.extendIfLive(hold, Duration.ofNanos(Math.max(0, hold.deadline - System.nanoTime())));
+		return this.connection.failure(cause);
+	}
+
+	private static void pause() {
+		try {
+			Thread.sleep(50);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
+	/**
+	 * Deletes the hold's node through the handle of the session that created it.
+	 * @param resent whether an earlier try may have deleted it already
+	 * @return whether this hold's node was there and is now deleted (or was deleted by the earlier try)
+	 */
+	private boolean delete(Held hold, boolean resent) throws Exception {
+		ZooKeeper zk = this.connection.zooKeeper();
+		if (zk.getSessionId() != hold.session) {
+			// That session is over: the ensemble deleted (or is about to delete) its nodes.
+			return false;
+		}
+		Deleted deleted = deleteNode(zk, hold.path, hold.czxid);
+		return deleted == Deleted.DELETED || (resent && deleted == Deleted.ABSENT);
+	}
+
+	/**
+	 * Deletes the node at {@code path} if it is the one created at {@code czxid}. Every lock node has
+	 * version 0, so the versioned delete cannot tell a node from the next one created under the
+	 * path; what makes the check-then-delete sound is that only this client deletes its nodes and
+	 * only one of its deleters handles a node at a time, claiming it before the check: a second
+	 * deleter (a lease running out, a release, the session's loss, a reconnection, a stale node
+	 * met by an acquisition) checks only after the first one's delete, which ZooKeeper applies
+	 * first as both go through the same session, and so finds the node gone or another one.
+	 */
+	Deleted deleteNode(ZooKeeper zk, String path, long czxid) throws Exception {
+		if (!this.deleting.add(czxid)) {
+			return Deleted.BUSY;
+		}
+		try {
+			String fullPath = this.connection.fullPath(path);
+			Stat stat = zk.exists(fullPath, false);
+			if (stat == null || stat.getCzxid() != czxid) {
+				return Deleted.ABSENT;
+			}
+			this.connection.hook("delete-checked", path);
+			try {
+				zk.delete(fullPath, stat.getVersion());
+				return Deleted.DELETED;
+			}
+			catch (KeeperException.NoNodeException | KeeperException.SessionExpiredException gone) {
+				return Deleted.ABSENT;
+			}
+		}
+		finally {
+			this.deleting.remove(czxid);
+		}
+	}
+
+	void deleteQuietly(Held hold) {
+		try {
+			ZooKeeper zk = this.connection.zooKeeper();
+			if (zk.getSessionId() == hold.session && deleteNode(zk, hold.path, hold.czxid) == Deleted.BUSY) {
+				// Another deleter has it in hand; should its delete fail, the reconnection tries again.
+				this.undeleted.add(hold);
+			}
+		}
+		catch (Exception ex) {
+			// Still connected later with the same session: RECONNECTED retries; else the session's end deletes it.
+			this.undeleted.add(hold);
+			log.debug("Could not delete the node of lock '{}' held by {}: {}", hold.name, hold.owner, ex.toString());
+		}
+	}
+
+	/** A create whose answer never came: where, for which owner, and which nonces are its. */
+	private record Leftover(String path, String owner, Predicate<String> nonce) {
+	}
+
+	void leftover(String path, String owner, Predicate<String> nonce) {
+		Leftover leftover = new Leftover(path, owner, nonce);
+		this.leftovers.add(leftover);
+		// On the lease thread, through this session's handle: ordered after the create on the session.
+		this.holds.inBackground(() -> removeLeftover(leftover));
+	}
+
+	private void removeLeftover(Leftover leftover) {
+		try {
+			if (removeNode(leftover.path, leftover.owner, leftover.nonce) != Deleted.BUSY) {
+				this.leftovers.remove(leftover);
+			}
+			// Busy: another deleter has it; should its delete fail, the reconnection tries again.
+		}
+		catch (KeeperException.SessionExpiredException gone) {
+			this.leftovers.remove(leftover);
+		}
+		catch (Exception ex) {
+			// Still connected later with the same session: RECONNECTED retries; else the session's end deletes it.
+			log.debug("Could not check for a node left by an unanswered create at {}: {}", leftover.path, ex.toString());
+		}
+	}
+
+	/**
+	 * Deletes this session's node at {@code path} if it carries {@code owner} and a nonce that
+	 * {@code nonce} accepts, and no hold of this client has it.
+	 */
+	Deleted removeNode(String path, String owner, Predicate<String> nonce) throws Exception {
+		ZooKeeper zk = this.connection.zooKeeper();
+		Stat stat = new Stat();
+		byte[] data;
+		try {
+			data = zk.getData(this.connection.fullPath(path), false, stat);
+		}
+		catch (KeeperException.NoNodeException free) {
+			return Deleted.ABSENT;
+		}
+		if (stat.getEphemeralOwner() != zk.getSessionId() || !owner.equals(ZooKeeperNodeData.ownerOf(data))
+				|| !nonce.test(ZooKeeperNodeData.nonceOf(data))) {
+			return Deleted.ABSENT;
+		}
+		if (this.holds.hasNode(stat.getCzxid())) {
+			return Deleted.ABSENT;
+		}
+		return deleteNode(zk, path, stat.getCzxid());
+	}
+
+	/**
+	 * Drops what was to be retried: the lost session's nodes are left to the ensemble, which deletes
+	 * them with the session.
+	 */
+	void sessionLost() {
+		this.undeleted.clear();
+		this.leftovers.clear();
+	}
+
+	/** Tries again what could not be deleted while the connection was down. */
+	void retryAfterReconnect() {
+		for (Held hold : List.copyOf(this.undeleted)) {
+			this.undeleted.remove(hold);
+			deleteQuietly(hold);
+		}
+		for (Leftover leftover : List.copyOf(this.leftovers)) {
+			removeLeftover(leftover);
+		}
+	}
+
+}

@@ -1,0 +1,207 @@
+package io.distlock.zookeeper;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+import org.apache.zookeeper.data.Stat;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * This client's holds and their leases: ZooKeeper keeps no lease, so each hold's expiry is
+ * scheduled here, on one thread for all holds, which also runs the backend's background tidying.
+ */
+final class ZooKeeperHolds {
+
+	// Under the backend's name, which is the one users set levels for.
+	private static final Logger log = LoggerFactory.getLogger(ZooKeeperLockBackend.class);
+
+	/** This client's holds, one per lock name at most (the znode is unique per name). */
+	private final ConcurrentHashMap<String, Held> holds = new ConcurrentHashMap<>();
+
+	/** Runs lease expiries: one thread for all holds. */
+	private final ScheduledThreadPoolExecutor leases;
+
+	private final ZooKeeperConnection connection;
+
+	private final Consumer<Held> deleteNode;
+
+	/**
+	 * @param connection the backend's connection, for the tests' hook
+	 * @param deleteNode deletes the node of a hold whose lease ran out, already forgotten
+	 */
+	ZooKeeperHolds(ZooKeeperConnection connection, Consumer<Held> deleteNode) {
+		this.connection = connection;
+		this.deleteNode = deleteNode;
+		this.leases = new ScheduledThreadPoolExecutor(1, runnable -> {
+			Thread thread = new Thread(runnable, "distlock-zookeeper-leases");
+			thread.setDaemon(true);
+			return thread;
+		});
+		this.leases.setRemoveOnCancelPolicy(true);
+	}
+
+	Held get(String name) {
+		return this.holds.get(name);
+	}
+
+	/** @return every hold now */
+	List<Held> all() {
+		return new ArrayList<>(this.holds.values());
+	}
+
+	/** @return whether a hold here has the node created at {@code czxid} */
+	boolean hasNode(long czxid) {
+		for (Held hold : this.holds.values()) {
+			if (hold.czxid == czxid) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/** Records the hold of the node this session created, with its lease starting now. */
+	Held take(String name, String owner, String path, Stat stat, Duration lease) {
+		Held hold = new Held(name, owner, path, stat.getCzxid(), stat.getEphemeralOwner());
+		this.holds.put(name, hold);
+		extend(hold, lease);
+		return hold;
+	}
+
+	void remove(String name, Held hold) {
+		this.holds.remove(name, hold);
+	}
+
+	/** Moves the hold's deadline to {@code lease} from now; this client deletes the node then unless renewed. */
+	private void extend(Held hold, Duration lease) {
+		long deadline = System.nanoTime() + saturatedNanos(lease);
+		synchronized (hold) {
+			hold.deadline = deadline;
+			if (hold.expiry != null) {
+				hold.expiry.cancel(false);
+			}
+			try {
+				hold.expiry = this.leases.schedule(() -> leaseRanOut(hold), Math.max(0, deadline - System.nanoTime()),
+						TimeUnit.NANOSECONDS);
+			}
+			catch (RejectedExecutionException closedBackend) {
+				// Closed: the node lives until the session ends.
+				hold.expiry = null;
+			}
+		}
+	}
+
+	/**
+	 * Extends the lease as {@link #extend} if the hold is still live, atomically with the check: a
+	 * lease running out, or the session's loss, either comes first (and this answers {@code false})
+	 * or finds the new deadline. A hold being released stays live and is left to its release.
+	 * @return whether the hold is live
+	 */
+	boolean extendIfLive(Held hold, Duration lease) {
+		synchronized (hold) {
+			if (hold.gone) {
+				return false;
+			}
+			if (!hold.releasing) {
+				extend(hold, lease);
+			}
+			return true;
+		}
+	}
+
+	private void leaseRanOut(Held hold) {
+		synchronized (hold) {
+			if (hold.gone || hold.releasing || System.nanoTime() - hold.deadline < 0) {
+				return;
+			}
+			hold.gone = true;
+		}
+		this.holds.remove(hold.name, hold);
+		this.connection.hookQuietly("lease-ran-out", hold.name);
+		log.debug("Lease of lock '{}' held by {} ran out; deleting its node", hold.name, hold.owner);
+		this.deleteNode.accept(hold);
+	}
+
+	void forget(Held hold) {
+		synchronized (hold) {
+			hold.gone = true;
+			if (hold.expiry != null) {
+				hold.expiry.cancel(false);
+			}
+		}
+		this.holds.remove(hold.name, hold);
+	}
+
+	/** Runs {@code task} on the lease thread, unless the backend is closed. */
+	void inBackground(Runnable task) {
+		try {
+			this.leases.execute(task);
+		}
+		catch (RejectedExecutionException closedBackend) {
+			// Closed: nothing left to tidy; the session's end deletes what remains.
+		}
+	}
+
+	/** Waits until the lease thread has run every task submitted before this call. */
+	void awaitBackgroundTasks() throws Exception {
+		this.leases.submit(() -> {
+		}).get(30, TimeUnit.SECONDS);
+	}
+
+	void shutdown() {
+		// Lease expiries already scheduled still run (ScheduledThreadPoolExecutor's default), then the thread ends.
+		this.leases.shutdown();
+	}
+
+	/** At most {@code Long.MAX_VALUE / 2}: it is added to {@code System.nanoTime()}. */
+	static long saturatedNanos(Duration duration) {
+		try {
+			return Math.min(duration.toNanos(), Long.MAX_VALUE / 2);
+		}
+		catch (ArithmeticException tooLong) {
+			return Long.MAX_VALUE / 2;
+		}
+	}
+
+	/** One hold of this client: its node, the session that made it, and its lease. */
+	static final class Held {
+
+		final String name;
+
+		final String owner;
+
+		final String path;
+
+		final long czxid;
+
+		final long session;
+
+		/** System.nanoTime() when the lease runs out; written under this. */
+		volatile long deadline;
+
+		ScheduledFuture<?> expiry;
+
+		/** Deleted, lost or given up; guarded by this (read without it where staleness is harmless). */
+		volatile boolean gone;
+
+		/** Its owner's release is under way: a lease running out meanwhile leaves it to the release. */
+		boolean releasing;
+
+		Held(String name, String owner, String path, long czxid, long session) {
+			this.name = name;
+			this.owner = owner;
+			this.path = path;
+			this.czxid = czxid;
+			this.session = session;
+		}
+
+	}
+
+}
