@@ -7,6 +7,7 @@ import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.ZooKeeper;
 
+import io.distlock.LockSettings;
 import io.distlock.zookeeper.ZooKeeperLockBackend.ZooKeeperCallException;
 
 /**
@@ -42,10 +43,8 @@ final class ZooKeeperConnection {
 	}
 
 	static String validBasePath(String basePath) {
-		if (basePath == null || !basePath.startsWith("/") || basePath.length() < 2 || basePath.endsWith("/")) {
-			throw new IllegalArgumentException("ZooKeeper base path must be an absolute path such as /distlock but was '"
-					+ basePath + "'");
-		}
+		LockSettings.basePath(basePath);
+		// What the shared rule lets through, ZooKeeper may still refuse ('.' segments, reserved names).
 		ZKPaths.fixForNamespace(null, basePath);
 		return basePath;
 	}
