@@ -172,7 +172,7 @@ public final class RedisLockBackend implements LockBackend {
 		String attempt = (attemptId != null) ? attemptId : "";
 		return this.direct.<List<?>>callAsync(LockScripts.ACQUIRE, ScriptOutputType.MULTI, this.keys.scriptKeys(name),
 				owner, String.valueOf(lease.toMillis()), String.valueOf(heldCount), attempt, "0", this.restartGrace)
-			.thenApply(reply -> acquisition(reply, name, lease, attempt));
+			.thenApply(reply -> RedisReplies.acquisition(reply, name, lease, attempt));
 	}
 
 	/**
@@ -184,7 +184,7 @@ public final class RedisLockBackend implements LockBackend {
 		return this.direct.<Long>callAsync(LockScripts.RELEASE, ScriptOutputType.INTEGER,
 				this.keys.releaseKeys(name, owner), owner, String.valueOf(heldCount), this.keys.releaseChannel(name), "",
 				(holdId != null) ? holdId : "", HAND_OFF_LEASE, this.grantChannelPrefix, this.restartGrace)
-			.thenApply(reply -> release(reply, name));
+			.thenApply(reply -> RedisReplies.release(reply, name));
 	}
 
 	/**
@@ -340,20 +340,7 @@ public final class RedisLockBackend implements LockBackend {
 		List<?> reply = eval(LockScripts.ACQUIRE, ScriptOutputType.MULTI, this.keys.scriptKeys(name), owner,
 				String.valueOf(lease.toMillis()), String.valueOf(heldCount), attempt, String.valueOf(queueFor.toMillis()),
 				this.restartGrace);
-		return acquisition(reply, name, lease, attempt);
-	}
-
-	/** @param attempt the attempt's id, which becomes the hold's id; empty for none */
-	private static Acquisition acquisition(List<?> reply, String name, Duration lease, String attempt) {
-		long status = number(reply, 0, name);
-		long value = number(reply, 1, name);
-		if (status == 1) {
-			return Acquisition.acquired(value, lease, attempt.isEmpty() ? null : attempt);
-		}
-		if (status == 0) {
-			return Acquisition.heldByOther(Duration.ofMillis(value), (reply.size() > 2) ? number(reply, 2, name) : 0);
-		}
-		return Acquisition.lost();
+		return RedisReplies.acquisition(reply, name, lease, attempt);
 	}
 
 	@Override
@@ -381,7 +368,7 @@ public final class RedisLockBackend implements LockBackend {
 		Long reply = eval(LockScripts.RELEASE, ScriptOutputType.INTEGER, this.keys.releaseKeys(name, owner), within,
 				owner, String.valueOf(heldCount), this.keys.releaseChannel(name), "", (holdId != null) ? holdId : "",
 				HAND_OFF_LEASE, this.grantChannelPrefix, this.restartGrace);
-		return release(reply, name);
+		return RedisReplies.release(reply, name);
 	}
 
 	/** Issues the token with {@code token.lua}, on the hold's first request for it. */
@@ -393,16 +380,6 @@ public final class RedisLockBackend implements LockBackend {
 			throw new IllegalStateException("Redis returned no reply to the fencing token request of lock '" + name + "'");
 		}
 		return (reply < 0) ? Acquisition.NO_TOKEN : reply;
-	}
-
-	private static Release release(Long reply, String name) {
-		if (reply == null) {
-			throw new IllegalStateException("Redis returned no reply to the release of lock '" + name + "'");
-		}
-		if (reply == 1 || reply == 3) {
-			return Release.RELEASED;
-		}
-		return (reply == 0) ? Release.DECREMENTED : Release.NOT_HELD;
 	}
 
 	/**
@@ -513,7 +490,7 @@ public final class RedisLockBackend implements LockBackend {
 				: this.redis.execute(LockScripts.RENEW, lockKeys, (Object[]) args);
 		List<Boolean> renewed = new ArrayList<>(holds.size());
 		for (int i = 0; i < holds.size(); i++) {
-			renewed.add(number(reply, i, holds.get(i).name()) == 1);
+			renewed.add(RedisReplies.number(reply, i, holds.get(i).name()) == 1);
 		}
 		return renewed;
 	}
@@ -567,13 +544,6 @@ public final class RedisLockBackend implements LockBackend {
 
 	private static boolean isCluster(RedisConnectionFactory connectionFactory) {
 		return connectionFactory instanceof LettuceConnectionFactory lettuce && lettuce.isClusterAware();
-	}
-
-	private static long number(List<?> reply, int index, String name) {
-		if (reply == null || reply.size() <= index || !(reply.get(index) instanceof Number number)) {
-			throw new IllegalStateException("Unexpected Redis reply " + reply + " for lock '" + name + "'");
-		}
-		return number.longValue();
 	}
 
 }
