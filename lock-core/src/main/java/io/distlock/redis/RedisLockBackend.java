@@ -6,7 +6,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
@@ -19,7 +18,6 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
-import java.util.stream.Collectors;
 
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisChannelHandler;
@@ -31,13 +29,10 @@ import io.lettuce.core.ScriptOutputType;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
-import org.springframework.data.redis.connection.RedisSentinelConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
-import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
 
-import io.distlock.LockBackendException;
 import io.distlock.core.LockBackend;
 import io.distlock.core.LockNotice;
 
@@ -57,6 +52,8 @@ public final class RedisLockBackend implements LockBackend {
 	private final RedisKeys keys;
 
 	private final RedisReleaseSubscriber subscriber;
+
+	private final RedisDiagnostics diagnostics;
 
 	private final String description;
 
@@ -122,7 +119,8 @@ public final class RedisLockBackend implements LockBackend {
 		// Otherwise every script call wraps the connection in a close-suppressing JDK proxy.
 		this.redis.setExposeConnection(true);
 		this.subscriber = new RedisReleaseSubscriber(connectionFactory, this.keys.anchorChannel());
-		this.description = describe(connectionFactory);
+		this.diagnostics = new RedisDiagnostics(connectionFactory, this.redis);
+		this.description = this.diagnostics.description();
 		this.direct = new LettuceScripts(connectionFactory, !this.keys.cluster(), this.description);
 		this.connectionFactory = connectionFactory;
 	}
@@ -221,23 +219,6 @@ public final class RedisLockBackend implements LockBackend {
 				: this.direct.call(script, type, keys, args);
 	}
 
-	private static String describe(RedisConnectionFactory connectionFactory) {
-		if (connectionFactory instanceof LettuceConnectionFactory lettuce) {
-			if (lettuce.isClusterAware()) {
-				return "cluster";
-			}
-			if (lettuce.isRedisSentinelAware() && lettuce.getSentinelConfiguration() != null) {
-				RedisSentinelConfiguration sentinel = lettuce.getSentinelConfiguration();
-				String master = (sentinel.getMaster() != null) ? sentinel.getMaster().getName() : "?";
-				return "Sentinel master '" + master + "' via " + sentinel.getSentinels().stream()
-					.map(node -> node.getHost() + ":" + node.getPort())
-					.collect(Collectors.joining(","));
-			}
-			return lettuce.getHostName() + ":" + lettuce.getPort() + ((lettuce.getDatabase() != 0) ? "/" + lettuce.getDatabase() : "");
-		}
-		return "redis";
-	}
-
 	/** @return where this backend keeps its locks, e.g. {@code 10.0.0.1:6379}, for diagnostics */
 	@Override
 	public String description() {
@@ -246,30 +227,7 @@ public final class RedisLockBackend implements LockBackend {
 
 	@Override
 	public String explain(RuntimeException failure) {
-		if (failure instanceof LockBackendException) {
-			return failure.getMessage();
-		}
-		if (RedisFailures.isConnectionClosedWithoutCause(failure)) {
-			// When Redis refuses the credentials, Lettuce can report the connection it then closes
-			// ("Connection closed prematurely") instead of the WRONGPASS that closed it. One PING on a new
-			// connection names the real cause; only a failure that names one replaces the first.
-			RuntimeException diagnosis = ping();
-			if (diagnosis != null && RedisFailures.causeOf(diagnosis) != RedisFailures.Cause.OTHER) {
-				return RedisFailures.explain(diagnosis, this.description);
-			}
-		}
-		return RedisFailures.explain(failure, this.description);
-	}
-
-	/** @return what a PING threw, or {@code null} if it was answered */
-	private RuntimeException ping() {
-		try {
-			this.redis.execute((RedisCallback<String>) connection -> connection.ping());
-			return null;
-		}
-		catch (RuntimeException ex) {
-			return ex;
-		}
+		return this.diagnostics.explain(failure);
 	}
 
 	/**
@@ -278,24 +236,12 @@ public final class RedisLockBackend implements LockBackend {
 	 * @return the server's run id
 	 */
 	public String serverId() {
-		Properties info = this.redis
-			.execute((RedisCallback<Properties>) connection -> connection.serverCommands().info("server"));
-		String runId = (info != null) ? info.getProperty("run_id") : null;
-		if (runId == null) {
-			throw new IllegalStateException("Redis at " + this.description + " did not report its run_id (INFO server)");
-		}
-		return runId;
+		return this.diagnostics.serverId();
 	}
 
 	@Override
 	public Health health() {
-		try {
-			String pong = this.redis.execute((RedisCallback<String>) connection -> connection.ping());
-			return new Health("PONG".equalsIgnoreCase(pong), Map.of("server", this.description, "ping", String.valueOf(pong)));
-		}
-		catch (RuntimeException ex) {
-			return new Health(false, Map.of("server", this.description, "error", explain(ex)));
-		}
+		return this.diagnostics.health();
 	}
 
 	@Override
