@@ -26,15 +26,16 @@ final class RedisDiagnostics {
 	private final String description;
 
 	/**
-	 * @param connectionFactory the factory, read for its address only
 	 * @param redis the template the backend's calls go through
+	 * @param description what {@link #describe(RedisConnectionFactory)} said of its factory
 	 */
-	RedisDiagnostics(RedisConnectionFactory connectionFactory, StringRedisTemplate redis) {
+	RedisDiagnostics(StringRedisTemplate redis, String description) {
 		this.redis = redis;
-		this.description = describe(connectionFactory);
+		this.description = description;
 	}
 
-	private static String describe(RedisConnectionFactory connectionFactory) {
+	/** @return where the factory's connections go, without credentials */
+	static String describe(RedisConnectionFactory connectionFactory) {
 		if (connectionFactory instanceof LettuceConnectionFactory lettuce) {
 			if (lettuce.isClusterAware()) {
 				return "cluster";

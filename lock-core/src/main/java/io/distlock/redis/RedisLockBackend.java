@@ -2,95 +2,45 @@ package io.distlock.redis;
 
 import java.net.SocketAddress;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisChannelHandler;
-import io.lettuce.core.RedisCommandInterruptedException;
-import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisConnectionStateListener;
-import io.lettuce.core.ScriptOutputType;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
-import org.springframework.data.redis.core.StringRedisTemplate;
-import org.springframework.data.redis.core.script.RedisScript;
 
 import io.distlock.core.LockBackend;
 import io.distlock.core.LockNotice;
 
 /**
  * Keeps locks in one Redis deployment (a single server, a Sentinel-managed master, or a Cluster)
- * through Spring Data Redis: one hash per lock, every state change one Lua script.
- *
- * <p>Over 300 lines because it adapts every backend operation, blocking and asynchronous, to its script
- * and explains Redis's failures; the lock logic itself is in the scripts.
+ * through Spring Data Redis: one hash per lock, every state change one Lua script. The lock logic
+ * is in the scripts; {@link RedisLockCalls} sends them, {@link RedisRenewals} renews,
+ * {@link RedisReleaseSubscriber} listens for releases and {@link RedisDiagnostics} explains failures.
  */
 public final class RedisLockBackend implements LockBackend {
 
 	private static final Logger log = LoggerFactory.getLogger(RedisLockBackend.class);
 
-	private final StringRedisTemplate redis;
+	private final RedisLockCalls calls;
 
-	private final RedisKeys keys;
+	private final RedisRenewals renewals;
 
 	private final RedisReleaseSubscriber subscriber;
 
 	private final RedisDiagnostics diagnostics;
 
-	private final String description;
-
-	/** The restart grace in ms, as acquire.lua takes it. */
-	private final String restartGrace;
-
-	/** The start of every client's hand-off channel (see {@code release.lua}). */
-	private final String grantChannelPrefix;
-
-	/** At most how long a hold handed to a queued owner lasts before that owner extends it. */
-	private static final String HAND_OFF_LEASE = String.valueOf(QUEUE_PLACE.toMillis());
-
-	/** How long leaving a queue waits for Redis to confirm; the command is sent either way. */
-	private static final Duration LEAVE_REPLY_WAIT = Duration.ofMillis(100);
-
-	/** Runs the lock scripts straight on the shared Lettuce connection, where there is one. */
-	private final LettuceScripts direct;
-
 	private final RedisConnectionFactory connectionFactory;
 
 	/** Removes the connection listeners registered by {@link #onConnected(Runnable)}; run on close. */
 	private final List<Runnable> connectionListeners = new CopyOnWriteArrayList<>();
-
-	/**
-	 * Leaves queues where scripts go through the template, whose calls block: a caller past its
-	 * deadline must not wait for Redis to confirm. In an outage the backlog is bounded (a place left
-	 * behind lapses by itself); once the backend is closed, leaves run on the caller's thread.
-	 */
-	private final ThreadPoolExecutor leaves = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS,
-			new LinkedBlockingQueue<>(1024), daemon("distlock-leave"), (task, executor) -> {
-				if (executor.isShutdown()) {
-					task.run();
-				}
-			});
-
-	/** Renews where scripts go through the template: the watchdog waits only as long as the lease allows. */
-	private final ExecutorService renewals = Executors.newCachedThreadPool(daemon("distlock-renewal"));
 
 	/**
 	 * @param connectionFactory the application's Redis connection factory; not closed by this backend
@@ -107,21 +57,15 @@ public final class RedisLockBackend implements LockBackend {
 	 * refuses new first acquisitions; zero: not at all (see {@code acquire.lua})
 	 */
 	public RedisLockBackend(RedisConnectionFactory connectionFactory, String keyPrefix, Duration restartGrace) {
-		this.keys = new RedisKeys(keyPrefix, isCluster(connectionFactory));
-		if (this.keys.cluster() && !restartGrace.isZero()) {
+		this.calls = new RedisLockCalls(connectionFactory, keyPrefix, restartGrace);
+		if (this.calls.keys().cluster() && !restartGrace.isZero()) {
 			// One fencing counter per slot: every slot's first lock would look like lost data.
 			log.info("distlock: no restart grace on Redis Cluster (a slot's first lock cannot be told from lost "
 					+ "data); run the cluster with persistence");
 		}
-		this.grantChannelPrefix = this.keys.grantChannelPrefix();
-		this.restartGrace = this.keys.cluster() ? "0" : String.valueOf(Math.max(0, restartGrace.toMillis()));
-		this.redis = new StringRedisTemplate(connectionFactory);
-		// Otherwise every script call wraps the connection in a close-suppressing JDK proxy.
-		this.redis.setExposeConnection(true);
-		this.subscriber = new RedisReleaseSubscriber(connectionFactory, this.keys.anchorChannel());
-		this.diagnostics = new RedisDiagnostics(connectionFactory, this.redis);
-		this.description = this.diagnostics.description();
-		this.direct = new LettuceScripts(connectionFactory, !this.keys.cluster(), this.description);
+		this.subscriber = new RedisReleaseSubscriber(connectionFactory, this.calls.keys().anchorChannel());
+		this.diagnostics = new RedisDiagnostics(this.calls.template(), this.calls.description());
+		this.renewals = new RedisRenewals(this.calls);
 		this.connectionFactory = connectionFactory;
 	}
 
@@ -144,20 +88,14 @@ public final class RedisLockBackend implements LockBackend {
 		}
 	}
 
-	/**
-	 * Looks up the factory's shared Lettuce connection, which the {@code *Async} methods use. This may
-	 * connect, so call it where blocking is fine. Commands sent through one shared connection reach
-	 * the server in the order they were sent, however many threads are waiting for replies.
-	 * @return whether the {@code *Async} methods are available (a shared Lettuce connection to a
-	 * single server)
-	 */
+	/** @see RedisLockCalls#prepareAsync() */
 	public boolean prepareAsync() {
-		return this.direct.prepare();
+		return this.calls.prepareAsync();
 	}
 
 	/** @return whether {@link #prepareAsync()} succeeded */
 	public boolean asyncReady() {
-		return this.direct.ready();
+		return this.calls.asyncReady();
 	}
 
 	/**
@@ -167,10 +105,7 @@ public final class RedisLockBackend implements LockBackend {
 	 */
 	public CompletableFuture<Acquisition> acquireAsync(String name, String owner, int heldCount, Duration lease,
 			String attemptId) {
-		String attempt = (attemptId != null) ? attemptId : "";
-		return this.direct.<List<?>>callAsync(LockScripts.ACQUIRE, ScriptOutputType.MULTI, this.keys.scriptKeys(name),
-				owner, String.valueOf(lease.toMillis()), String.valueOf(heldCount), attempt, "0", this.restartGrace)
-			.thenApply(reply -> RedisReplies.acquisition(reply, name, lease, attempt));
+		return this.calls.acquireAsync(name, owner, heldCount, lease, attemptId);
 	}
 
 	/**
@@ -179,10 +114,7 @@ public final class RedisLockBackend implements LockBackend {
 	 * @return the outcome, when Redis answers
 	 */
 	public CompletableFuture<Release> releaseAsync(String name, String owner, int heldCount, String holdId) {
-		return this.direct.<Long>callAsync(LockScripts.RELEASE, ScriptOutputType.INTEGER,
-				this.keys.releaseKeys(name, owner), owner, String.valueOf(heldCount), this.keys.releaseChannel(name), "",
-				(holdId != null) ? holdId : "", HAND_OFF_LEASE, this.grantChannelPrefix, this.restartGrace)
-			.thenApply(reply -> RedisReplies.release(reply, name));
+		return this.calls.releaseAsync(name, owner, heldCount, holdId);
 	}
 
 	/**
@@ -190,39 +122,13 @@ public final class RedisLockBackend implements LockBackend {
 	 * @return whether a hold was deleted, when Redis answers
 	 */
 	public CompletableFuture<Boolean> abandonAsync(String name, String owner, String attemptId) {
-		return this.direct.<Long>callAsync(LockScripts.ABANDON, ScriptOutputType.INTEGER, List.of(this.keys.lock(name)), owner,
-				attemptId, this.keys.releaseChannel(name))
-			.thenApply(reply -> reply != null && reply == 1);
-	}
-
-	/**
-	 * Runs a lock script and waits for its reply: straight on the shared Lettuce connection where
-	 * there is one (a lock decision is on every critical section's path; the template's connection
-	 * wrapper, serializers and translation cost about as much client time as the call itself), else
-	 * through the template.
-	 */
-	private <T> T eval(RedisScript<?> script, ScriptOutputType type, List<String> keys, String... args) {
-		return eval(script, type, keys, null, args);
-	}
-
-	/**
-	 * {@link #eval(RedisScript, ScriptOutputType, List, String...)}, waiting at most {@code within}
-	 * on the shared Lettuce connection; through the template, the connection's command timeout bounds it.
-	 */
-	@SuppressWarnings("unchecked")
-	private <T> T eval(RedisScript<?> script, ScriptOutputType type, List<String> keys, Duration within,
-			String... args) {
-		if (!this.direct.ready() && !this.direct.prepareOnce()) {
-			return (T) this.redis.execute(script, keys, (Object[]) args);
-		}
-		return (within != null) ? this.direct.callUninterruptibly(script, type, keys, within, args)
-				: this.direct.call(script, type, keys, args);
+		return this.calls.abandonAsync(name, owner, attemptId);
 	}
 
 	/** @return where this backend keeps its locks, e.g. {@code 10.0.0.1:6379}, for diagnostics */
 	@Override
 	public String description() {
-		return this.description;
+		return this.diagnostics.description();
 	}
 
 	@Override
@@ -246,7 +152,7 @@ public final class RedisLockBackend implements LockBackend {
 
 	@Override
 	public Acquisition acquire(String name, String owner, int heldCount, Duration lease) {
-		return acquire(name, owner, heldCount, lease, "", Duration.ZERO, "");
+		return this.calls.acquire(name, owner, heldCount, lease, "", Duration.ZERO, "");
 	}
 
 	/** Queues waiters: a release hands the lock to the first live one (see {@code release.lua}). */
@@ -263,7 +169,7 @@ public final class RedisLockBackend implements LockBackend {
 	@Override
 	public Acquisition acquire(String name, String owner, int heldCount, Duration lease, Duration queueFor,
 			String ticket) {
-		return acquire(name, owner, heldCount, lease, "", queueFor, ticket);
+		return this.calls.acquire(name, owner, heldCount, lease, "", queueFor, ticket);
 	}
 
 	/**
@@ -273,20 +179,7 @@ public final class RedisLockBackend implements LockBackend {
 	 * @return the outcome
 	 */
 	public Acquisition acquire(String name, String owner, int heldCount, Duration lease, String attemptId) {
-		return acquire(name, owner, heldCount, lease, attemptId, Duration.ZERO, "");
-	}
-
-	/**
-	 * @param attemptId Redlock's id of the attempt, or empty
-	 * @param ticket the engine's id of the attempt, or empty: either is the hold's id
-	 */
-	private Acquisition acquire(String name, String owner, int heldCount, Duration lease, String attemptId,
-			Duration queueFor, String ticket) {
-		String attempt = (attemptId != null && !attemptId.isEmpty()) ? attemptId : (ticket != null) ? ticket : "";
-		List<?> reply = eval(LockScripts.ACQUIRE, ScriptOutputType.MULTI, this.keys.scriptKeys(name), owner,
-				String.valueOf(lease.toMillis()), String.valueOf(heldCount), attempt, String.valueOf(queueFor.toMillis()),
-				this.restartGrace);
-		return RedisReplies.acquisition(reply, name, lease, attempt);
+		return this.calls.acquire(name, owner, heldCount, lease, attemptId, Duration.ZERO, "");
 	}
 
 	@Override
@@ -311,38 +204,19 @@ public final class RedisLockBackend implements LockBackend {
 	 */
 	@Override
 	public Release release(String name, String owner, int heldCount, String holdId, long token, Duration within) {
-		Long reply = eval(LockScripts.RELEASE, ScriptOutputType.INTEGER, this.keys.releaseKeys(name, owner), within,
-				owner, String.valueOf(heldCount), this.keys.releaseChannel(name), "", (holdId != null) ? holdId : "",
-				HAND_OFF_LEASE, this.grantChannelPrefix, this.restartGrace);
-		return RedisReplies.release(reply, name);
+		return this.calls.release(name, owner, heldCount, holdId, within);
 	}
 
 	/** Issues the token with {@code token.lua}, on the hold's first request for it. */
 	@Override
 	public long issueToken(String name, String owner, String holdId) {
-		Long reply = eval(LockScripts.TOKEN, ScriptOutputType.INTEGER, this.keys.tokenKeys(name), owner,
-				(holdId != null) ? holdId : "", this.restartGrace);
-		if (reply == null) {
-			throw new IllegalStateException("Redis returned no reply to the fencing token request of lock '" + name + "'");
-		}
-		return (reply < 0) ? Acquisition.NO_TOKEN : reply;
+		return this.calls.issueToken(name, owner, holdId);
 	}
 
-	/**
-	 * Sent without waiting long for the answer: an acquisition that gave up at its deadline must not
-	 * overrun it because Redis is slow. The script touches only this attempt's place and hand-off, so
-	 * it is harmless whenever it lands.
-	 */
+	/** Leaves without waiting long for Redis's answer (see {@link RedisLockCalls#leaveQueue}). */
 	@Override
 	public void leaveQueue(String name, String owner, String ticket, boolean passOnHandOff) {
-		String mode = passOnHandOff ? "leave" : "dequeue";
-		if (this.direct.ready()) {
-			this.direct.callBriefly(LockScripts.RELEASE, ScriptOutputType.INTEGER, this.keys.releaseKeys(name, owner),
-					LEAVE_REPLY_WAIT, owner, "0", this.keys.releaseChannel(name), mode, ticket, HAND_OFF_LEASE, this.grantChannelPrefix, this.restartGrace);
-			return;
-		}
-		this.leaves.execute(() -> this.redis.execute(LockScripts.RELEASE, this.keys.releaseKeys(name, owner), owner, "0",
-				this.keys.releaseChannel(name), mode, ticket, HAND_OFF_LEASE, this.grantChannelPrefix, this.restartGrace));
+		this.calls.leaveQueue(name, owner, ticket, passOnHandOff);
 	}
 
 	/**
@@ -353,9 +227,7 @@ public final class RedisLockBackend implements LockBackend {
 	 * @return whether a hold was deleted
 	 */
 	public boolean abandon(String name, String owner, String attemptId) {
-		Long reply = this.redis.execute(LockScripts.ABANDON, List.of(this.keys.lock(name)), owner, attemptId,
-				this.keys.releaseChannel(name));
-		return reply != null && reply == 1;
+		return this.calls.abandon(name, owner, attemptId);
 	}
 
 	@Override
@@ -363,102 +235,25 @@ public final class RedisLockBackend implements LockBackend {
 		return renew(holds, lease, null);
 	}
 
-	/**
-	 * Renews as {@link #renew(List, Duration)}, giving up after {@code within}: a renewal that would
-	 * land after the lease it extends has run out is worth nothing, and the holder must learn of the
-	 * loss then, not at the connection's command timeout. Through the template (a Cluster, a pool) the
-	 * calls run on a renewal thread, which goes on waiting for them in the background.
-	 */
+	/** Renews as {@link #renew(List, Duration)}, giving up after {@code within} (see {@link RedisRenewals}). */
 	@Override
 	public List<Boolean> renew(List<HoldRef> holds, Duration lease, Duration within) {
-		if (within != null && !this.keys.cluster() && (this.direct.ready() || this.direct.prepareOnce())) {
-			return renewInOneScript(holds, lease, within);
-		}
-		if (within == null) {
-			return renewPerSlot(holds, lease);
-		}
-		CompletableFuture<List<Boolean>> renewal = new CompletableFuture<>();
-		try {
-			this.renewals.execute(() -> {
-				try {
-					renewal.complete(renewPerSlot(holds, lease));
-				}
-				catch (RuntimeException ex) {
-					renewal.completeExceptionally(ex);
-				}
-			});
-			return renewal.get(within.toNanos(), TimeUnit.NANOSECONDS);
-		}
-		catch (TimeoutException ex) {
-			throw new RedisCommandTimeoutException("Redis (" + this.description + ") did not confirm the renewal of "
-					+ holds.size() + " lock(s) within " + within.toMillis() + " ms");
-		}
-		catch (ExecutionException ex) {
-			throw (ex.getCause() instanceof RuntimeException runtime) ? runtime : new IllegalStateException(ex.getCause());
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new RedisCommandInterruptedException(ex);
-		}
-		catch (RejectedExecutionException ex) {
-			throw new IllegalStateException("Lock backend for " + this.description + " is closed", ex);
-		}
-	}
-
-	private List<Boolean> renewPerSlot(List<HoldRef> holds, Duration lease) {
-		if (!this.keys.cluster()) {
-			return renewInOneScript(holds, lease, null);
-		}
-		// A script may only touch keys of one slot: one call per slot.
-		Map<Integer, List<Integer>> bySlot = new LinkedHashMap<>();
-		for (int i = 0; i < holds.size(); i++) {
-			bySlot.computeIfAbsent(this.keys.slot(holds.get(i).name()), slot -> new ArrayList<>()).add(i);
-		}
-		Boolean[] renewed = new Boolean[holds.size()];
-		for (List<Integer> indexes : bySlot.values()) {
-			List<Boolean> slotResult = renewInOneScript(indexes.stream().map(holds::get).toList(), lease, null);
-			for (int j = 0; j < indexes.size(); j++) {
-				renewed[indexes.get(j)] = slotResult.get(j);
-			}
-		}
-		return List.of(renewed);
-	}
-
-	private List<Boolean> renewInOneScript(List<HoldRef> holds, Duration lease, Duration within) {
-		List<String> lockKeys = new ArrayList<>(holds.size());
-		String[] args = new String[holds.size() + 1];
-		args[0] = String.valueOf(lease.toMillis());
-		for (int i = 0; i < holds.size(); i++) {
-			lockKeys.add(this.keys.lock(holds.get(i).name()));
-			args[i + 1] = holds.get(i).owner();
-		}
-		List<?> reply = (within != null) ? eval(LockScripts.RENEW, ScriptOutputType.MULTI, lockKeys, within, args)
-				: this.redis.execute(LockScripts.RENEW, lockKeys, (Object[]) args);
-		List<Boolean> renewed = new ArrayList<>(holds.size());
-		for (int i = 0; i < holds.size(); i++) {
-			renewed.add(RedisReplies.number(reply, i, holds.get(i).name()) == 1);
-		}
-		return renewed;
+		return this.renewals.renew(holds, lease, within);
 	}
 
 	@Override
 	public boolean isHeldBy(String name, String owner) {
-		return this.redis.opsForHash().hasKey(this.keys.lock(name), owner);
+		return this.calls.isHeldBy(name, owner);
 	}
 
 	@Override
 	public Duration remainingLease(String name) {
-		Long millis = this.redis.getExpire(this.keys.lock(name), TimeUnit.MILLISECONDS);
-		if (millis == null || millis == -2) {
-			return Duration.ZERO;
-		}
-		// -1: a key without expiry, which our scripts never create; someone else wrote it.
-		return (millis == -1) ? Duration.ofMillis(Long.MAX_VALUE) : Duration.ofMillis(millis);
+		return this.calls.remainingLease(name);
 	}
 
 	@Override
 	public AutoCloseable subscribe(String name, Consumer<LockNotice> onNotice) {
-		return this.subscriber.subscribe(this.keys.releaseChannel(name), null, onNotice);
+		return this.subscriber.subscribe(this.calls.keys().releaseChannel(name), null, onNotice);
 	}
 
 	/**
@@ -468,28 +263,16 @@ public final class RedisLockBackend implements LockBackend {
 	 */
 	@Override
 	public AutoCloseable subscribe(String name, String clientId, Consumer<LockNotice> onNotice) {
-		return this.subscriber.subscribe(this.keys.releaseChannel(name), this.grantChannelPrefix + clientId, onNotice);
+		return this.subscriber.subscribe(this.calls.keys().releaseChannel(name),
+				this.calls.keys().grantChannelPrefix() + clientId, onNotice);
 	}
 
 	@Override
 	public void close() {
 		this.connectionListeners.forEach(Runnable::run);
 		this.subscriber.close();
-		// Queued leaves still go out; the threads end when they are done.
-		this.leaves.shutdown();
-		this.renewals.shutdown();
-	}
-
-	private static ThreadFactory daemon(String name) {
-		return runnable -> {
-			Thread thread = new Thread(runnable, name);
-			thread.setDaemon(true);
-			return thread;
-		};
-	}
-
-	private static boolean isCluster(RedisConnectionFactory connectionFactory) {
-		return connectionFactory instanceof LettuceConnectionFactory lettuce && lettuce.isClusterAware();
+		this.calls.close();
+		this.renewals.close();
 	}
 
 }
