@@ -1,20 +1,12 @@
 package io.distlock.redis;
 
-import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
-
-import io.lettuce.core.AbstractRedisClient;
-import io.lettuce.core.RedisChannelHandler;
-import io.lettuce.core.RedisConnectionStateListener;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
-import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import io.distlock.core.LockBackend;
 import io.distlock.core.LockNotice;
@@ -36,11 +28,6 @@ public final class RedisLockBackend implements LockBackend {
 	private final RedisReleaseSubscriber subscriber;
 
 	private final RedisDiagnostics diagnostics;
-
-	private final RedisConnectionFactory connectionFactory;
-
-	/** Removes the connection listeners registered by {@link #onConnected(Runnable)}; run on close. */
-	private final List<Runnable> connectionListeners = new CopyOnWriteArrayList<>();
 
 	/**
 	 * @param connectionFactory the application's Redis connection factory; not closed by this backend
@@ -66,63 +53,16 @@ public final class RedisLockBackend implements LockBackend {
 		this.subscriber = new RedisReleaseSubscriber(connectionFactory, this.calls.keys().anchorChannel());
 		this.diagnostics = new RedisDiagnostics(this.calls.template(), this.calls.description());
 		this.renewals = new RedisRenewals(this.calls);
-		this.connectionFactory = connectionFactory;
 	}
 
-	/**
-	 * Runs {@code action} each time one of this backend's Lettuce connections (re)connects, on
-	 * Lettuce's I/O thread (hand real work to another thread). Does nothing for other clients.
-	 * @param action what to run
-	 */
-	public void onConnected(Runnable action) {
-		if (this.connectionFactory instanceof LettuceConnectionFactory lettuce && lettuce.isRunning()) {
-			AbstractRedisClient client = lettuce.getNativeClient();
-			RedisConnectionStateListener listener = new RedisConnectionStateListener() {
-				@Override
-				public void onRedisConnected(RedisChannelHandler<?, ?> connection, SocketAddress address) {
-					action.run();
-				}
-			};
-			client.addListener(listener);
-			this.connectionListeners.add(() -> client.removeListener(listener));
-		}
+	/** @return the scripts' calls, which {@link RedisNode} makes for Redlock */
+	RedisLockCalls calls() {
+		return this.calls;
 	}
 
-	/** @see RedisLockCalls#prepareAsync() */
-	public boolean prepareAsync() {
-		return this.calls.prepareAsync();
-	}
-
-	/** @return whether {@link #prepareAsync()} succeeded */
-	public boolean asyncReady() {
-		return this.calls.asyncReady();
-	}
-
-	/**
-	 * {@link #acquire(String, String, int, Duration, String)} without blocking the calling thread;
-	 * needs {@link #prepareAsync()}.
-	 * @return the outcome, when Redis answers
-	 */
-	public CompletableFuture<Acquisition> acquireAsync(String name, String owner, int heldCount, Duration lease,
-			String attemptId) {
-		return this.calls.acquireAsync(name, owner, heldCount, lease, attemptId);
-	}
-
-	/**
-	 * {@link #release(String, String, int, String)} without blocking the calling thread; needs
-	 * {@link #prepareAsync()}.
-	 * @return the outcome, when Redis answers
-	 */
-	public CompletableFuture<Release> releaseAsync(String name, String owner, int heldCount, String holdId) {
-		return this.calls.releaseAsync(name, owner, heldCount, holdId);
-	}
-
-	/**
-	 * {@link #abandon} without blocking the calling thread; needs {@link #prepareAsync()}.
-	 * @return whether a hold was deleted, when Redis answers
-	 */
-	public CompletableFuture<Boolean> abandonAsync(String name, String owner, String attemptId) {
-		return this.calls.abandonAsync(name, owner, attemptId);
+	/** @return what {@link RedisNode} asks of this deployment besides locks (which server it is) */
+	RedisDiagnostics diagnostics() {
+		return this.diagnostics;
 	}
 
 	/** @return where this backend keeps its locks, e.g. {@code 10.0.0.1:6379}, for diagnostics */
@@ -134,15 +74,6 @@ public final class RedisLockBackend implements LockBackend {
 	@Override
 	public String explain(RuntimeException failure) {
 		return this.diagnostics.explain(failure);
-	}
-
-	/**
-	 * Which server this is, by its {@code run_id}: two addresses (or two database numbers) that reach
-	 * one server answer the same. A restarted server answers a new one.
-	 * @return the server's run id
-	 */
-	public String serverId() {
-		return this.diagnostics.serverId();
 	}
 
 	@Override
@@ -172,16 +103,6 @@ public final class RedisLockBackend implements LockBackend {
 		return this.calls.acquire(name, owner, heldCount, lease, "", queueFor, ticket);
 	}
 
-	/**
-	 * Acquires as {@link #acquire(String, String, int, Duration)}, remembering which attempt it was,
-	 * so that {@link #abandon} can later undo exactly this attempt.
-	 * @param attemptId the attempt's id
-	 * @return the outcome
-	 */
-	public Acquisition acquire(String name, String owner, int heldCount, Duration lease, String attemptId) {
-		return this.calls.acquire(name, owner, heldCount, lease, attemptId, Duration.ZERO, "");
-	}
-
 	@Override
 	public Release release(String name, String owner, int heldCount) {
 		return release(name, owner, heldCount, "");
@@ -189,8 +110,8 @@ public final class RedisLockBackend implements LockBackend {
 
 	/**
 	 * Releases as {@link #release(String, String, int)}, but only the hold the given attempt took.
-	 * @param holdId the attempt id given to {@link #acquire(String, String, int, Duration, String)}, or
-	 * {@code null}/empty for whatever hold the owner has
+	 * @param holdId the hold's {@link Acquisition#holdId()} (the engine's ticket, or Redlock's attempt
+	 * id), or {@code null}/empty for whatever hold the owner has
 	 */
 	@Override
 	public Release release(String name, String owner, int heldCount, String holdId) {
@@ -217,17 +138,6 @@ public final class RedisLockBackend implements LockBackend {
 	@Override
 	public void leaveQueue(String name, String owner, String ticket, boolean passOnHandOff) {
 		this.calls.leaveQueue(name, owner, ticket, passOnHandOff);
-	}
-
-	/**
-	 * Undoes one acquisition attempt if, and only if, the hold still belongs to that attempt.
-	 * @param name the lock's name
-	 * @param owner the owner id
-	 * @param attemptId the id given to the attempt's acquire
-	 * @return whether a hold was deleted
-	 */
-	public boolean abandon(String name, String owner, String attemptId) {
-		return this.calls.abandon(name, owner, attemptId);
 	}
 
 	@Override
@@ -269,7 +179,6 @@ public final class RedisLockBackend implements LockBackend {
 
 	@Override
 	public void close() {
-		this.connectionListeners.forEach(Runnable::run);
 		this.subscriber.close();
 		this.calls.close();
 		this.renewals.close();

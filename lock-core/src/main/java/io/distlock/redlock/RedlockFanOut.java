@@ -30,7 +30,7 @@ import io.lettuce.core.RedisConnectionException;
 
 import io.distlock.core.LockBackend.Acquisition;
 import io.distlock.redis.RedisFailures;
-import io.distlock.redis.RedisLockBackend;
+import io.distlock.redis.RedisNode;
 
 /**
  * Redlock's masters as one group, for {@link RedlockBackend}, which keeps the quorum rules: sends a
@@ -49,7 +49,7 @@ final class RedlockFanOut implements AutoCloseable {
 	/** How long connecting to the nodes may take at start, where the short node timeout is not meant. */
 	private static final Duration WARM_UP_TIMEOUT = Duration.ofSeconds(10);
 
-	private final List<RedisLockBackend> nodes;
+	private final List<RedisNode> nodes;
 
 	private final int quorum;
 
@@ -68,11 +68,11 @@ final class RedlockFanOut implements AutoCloseable {
 	private final RedlockNodeIdentities identities;
 
 	/**
-	 * @param nodes one single-node backend per independent master
+	 * @param nodes one node per independent master
 	 * @param quorum how many must agree
 	 * @param nodeTimeout how long a lock decision waits for the nodes
 	 */
-	RedlockFanOut(List<RedisLockBackend> nodes, int quorum, Duration nodeTimeout) {
+	RedlockFanOut(List<RedisNode> nodes, int quorum, Duration nodeTimeout) {
 		this.nodes = List.copyOf(nodes);
 		this.quorum = quorum;
 		this.nodeTimeout = nodeTimeout;
@@ -93,7 +93,7 @@ final class RedlockFanOut implements AutoCloseable {
 	}
 
 	/** @return the nodes, in the order listed */
-	List<RedisLockBackend> all() {
+	List<RedisNode> all() {
 		return this.nodes;
 	}
 
@@ -112,16 +112,16 @@ final class RedlockFanOut implements AutoCloseable {
 	 * it without blocking ({@code async}), so one owner's acquire, release and undo reach a node in
 	 * the order they were made; a node without one blocks a pool thread ({@code blocking}).
 	 */
-	<T> List<Reply<T>> decide(Function<RedisLockBackend, CompletionStage<T>> async, Function<RedisLockBackend, T> blocking,
+	<T> List<Reply<T>> decide(Function<RedisNode, CompletionStage<T>> async, Function<RedisNode, T> blocking,
 			Predicate<List<Reply<T>>> enough) {
 		return onAllNodesAsync(node -> node.asyncReady() ? async.apply(node)
 				: CompletableFuture.supplyAsync(() -> blocking.apply(node), this.calls), enough);
 	}
 
 	/** Sends a call to every node without waiting for any answer; failures are only logged. */
-	void everywhere(Function<RedisLockBackend, CompletionStage<?>> async, Consumer<RedisLockBackend> blocking,
+	void everywhere(Function<RedisNode, CompletionStage<?>> async, Consumer<RedisNode> blocking,
 			String what) {
-		for (RedisLockBackend node : this.nodes) {
+		for (RedisNode node : this.nodes) {
 			if (node.asyncReady()) {
 				async.apply(node).whenComplete((done, error) -> {
 					if (error != null) {
@@ -223,11 +223,11 @@ final class RedlockFanOut implements AutoCloseable {
 	 * their calls finish in the background. A node that timed out or refused the connection is
 	 * skipped for {@link #downPeriod} so that calls to it do not pile up.
 	 */
-	<T> List<Reply<T>> onAllNodes(Function<RedisLockBackend, T> call, Predicate<List<Reply<T>>> enough) {
+	<T> List<Reply<T>> onAllNodes(Function<RedisNode, T> call, Predicate<List<Reply<T>>> enough) {
 		return onAllNodes(call, enough, this.nodeTimeout, true);
 	}
 
-	<T> List<Reply<T>> onAllNodes(Function<RedisLockBackend, T> call, Predicate<List<Reply<T>>> enough,
+	<T> List<Reply<T>> onAllNodes(Function<RedisNode, T> call, Predicate<List<Reply<T>>> enough,
 			Duration timeout, boolean markDownOnTimeout) {
 		return onAllNodesAsync(node -> CompletableFuture.supplyAsync(() -> call.apply(node), this.calls), enough, timeout,
 				markDownOnTimeout);
@@ -238,12 +238,12 @@ final class RedlockFanOut implements AutoCloseable {
 	 * sent from the calling thread on each node's shared connection, so that one owner's acquire,
 	 * release and undo reach a node in the order they were made.
 	 */
-	<T> List<Reply<T>> onAllNodesAsync(Function<RedisLockBackend, CompletionStage<T>> call,
+	<T> List<Reply<T>> onAllNodesAsync(Function<RedisNode, CompletionStage<T>> call,
 			Predicate<List<Reply<T>>> enough) {
 		return onAllNodesAsync(call, enough, this.nodeTimeout, true);
 	}
 
-	<T> List<Reply<T>> onAllNodesAsync(Function<RedisLockBackend, CompletionStage<T>> call,
+	<T> List<Reply<T>> onAllNodesAsync(Function<RedisNode, CompletionStage<T>> call,
 			Predicate<List<Reply<T>>> enough, Duration timeout, boolean markDownOnTimeout) {
 		int count = this.nodes.size();
 		BlockingQueue<Indexed<T>> arrived = new LinkedBlockingQueue<>();
@@ -326,7 +326,7 @@ final class RedlockFanOut implements AutoCloseable {
 		return replies;
 	}
 
-	<T> List<Reply<T>> onAllNodes(Function<RedisLockBackend, T> call) {
+	<T> List<Reply<T>> onAllNodes(Function<RedisNode, T> call) {
 		return onAllNodes(call, received -> false);
 	}
 
