@@ -15,18 +15,12 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Predicate;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.dao.DataAccessResourceFailureException;
-import org.springframework.dao.QueryTimeoutException;
-
-import io.lettuce.core.RedisCommandTimeoutException;
-import io.lettuce.core.RedisConnectionException;
 
 import io.distlock.core.LockBackend.Acquisition;
 import io.distlock.redis.RedisFailures;
@@ -35,12 +29,12 @@ import io.distlock.redis.RedisNode;
 /**
  * Redlock's masters as one group, for {@link RedlockBackend}, which keeps the quorum rules: sends a
  * call to every node at once and collects the answers until the outcome is decided or the node
- * timeout passes; skips a node for a while after it failed to answer, so that calls to it do not
- * pile up; leaves out entries that reach a server an earlier entry reaches
- * ({@link RedlockNodeIdentities}); and connects to every node at start.
+ * timeout passes; skips a node for a while after it failed to answer ({@link RedlockDownNodes});
+ * leaves out entries that reach a server an earlier entry reaches ({@link RedlockNodeIdentities});
+ * and connects to every node at start.
  *
- * <p>Over 300 lines because the fan-out's deadline, the nodes it skips and the answers it waits for
- * are one mechanism, which reads best in one place.
+ * <p>Over 300 lines because the fan-out's deadline and the answers it waits for are one mechanism,
+ * which reads best in one place.
  */
 final class RedlockFanOut implements AutoCloseable {
 
@@ -58,11 +52,7 @@ final class RedlockFanOut implements AutoCloseable {
 	/** Runs the calls of nodes without a shared connection, and connection set-up. */
 	private final ExecutorService calls;
 
-	/** Per node: until when (System.nanoTime) it is skipped after failing to answer. */
-	private final AtomicLongArray downUntil;
-
-	/** How long a node that failed to answer is skipped before it is probed again. */
-	private final Duration downPeriod;
+	private final RedlockDownNodes down;
 
 	/** Which server each node reaches; a node that shares one with an earlier-listed node does not count. */
 	private final RedlockNodeIdentities identities;
@@ -76,13 +66,7 @@ final class RedlockFanOut implements AutoCloseable {
 		this.nodes = List.copyOf(nodes);
 		this.quorum = quorum;
 		this.nodeTimeout = nodeTimeout;
-		this.downUntil = new AtomicLongArray(nodes.size());
-		long now = System.nanoTime();
-		for (int i = 0; i < nodes.size(); i++) {
-			this.downUntil.set(i, now);
-		}
-		Duration tenTimeouts = nodeTimeout.multipliedBy(10);
-		this.downPeriod = tenTimeouts.compareTo(Duration.ofSeconds(1)) > 0 ? tenTimeouts : Duration.ofSeconds(1);
+		this.down = new RedlockDownNodes(nodes.size(), nodeTimeout);
 		AtomicInteger count = new AtomicInteger();
 		this.calls = Executors.newCachedThreadPool(runnable -> {
 			Thread thread = new Thread(runnable, "distlock-redlock-" + count.incrementAndGet());
@@ -221,7 +205,7 @@ final class RedlockFanOut implements AutoCloseable {
 	 * Runs the call on every node at once and collects replies until {@code enough} says the outcome
 	 * is decided, or the node timeout passes. Nodes that have not answered by then count as failed;
 	 * their calls finish in the background. A node that timed out or refused the connection is
-	 * skipped for {@link #downPeriod} so that calls to it do not pile up.
+	 * skipped for a while ({@link RedlockDownNodes}).
 	 */
 	<T> List<Reply<T>> onAllNodes(Function<RedisNode, T> call, Predicate<List<Reply<T>>> enough) {
 		return onAllNodes(call, enough, this.nodeTimeout, true);
@@ -255,7 +239,7 @@ final class RedlockFanOut implements AutoCloseable {
 				arrived.add(new Indexed<>(index, new Reply<>(null, new IllegalStateException(notCounted))));
 				continue;
 			}
-			if (now - this.downUntil.get(i) < 0) {
+			if (this.down.skipped(i, now)) {
 				arrived.add(new Indexed<>(index, new Reply<>(null, new IllegalStateException("node " + index
 						+ " did not answer recently; skipped until it is probed again"))));
 				continue;
@@ -291,8 +275,8 @@ final class RedlockFanOut implements AutoCloseable {
 				}
 				replies.set(next.index(), next.reply());
 				received.add(next.reply());
-				if (markDownOnTimeout && unreachable(next.reply().error())) {
-					markDown(next.index());
+				if (markDownOnTimeout && RedlockDownNodes.unreachable(next.reply().error())) {
+					this.down.markDown(next.index());
 				}
 				if (enough.test(received)) {
 					break;
@@ -315,7 +299,7 @@ final class RedlockFanOut implements AutoCloseable {
 				replies.set(i, new Reply<>(null, new TimeoutException("node " + i + " did not answer within "
 						+ timeout.toMillis() + " ms")));
 				if (markDownOnTimeout && othersAnswered) {
-					markDown(i);
+					this.down.markDown(i);
 				}
 			}
 			else {
@@ -328,16 +312,6 @@ final class RedlockFanOut implements AutoCloseable {
 
 	<T> List<Reply<T>> onAllNodes(Function<RedisNode, T> call) {
 		return onAllNodes(call, received -> false);
-	}
-
-	private void markDown(int index) {
-		this.downUntil.set(index, System.nanoTime() + this.downPeriod.toNanos());
-	}
-
-	private static boolean unreachable(Throwable error) {
-		return error instanceof TimeoutException || error instanceof DataAccessResourceFailureException
-				|| error instanceof QueryTimeoutException || error instanceof RedisConnectionException
-				|| error instanceof RedisCommandTimeoutException;
 	}
 
 	private static Throwable unwrap(Throwable error) {
