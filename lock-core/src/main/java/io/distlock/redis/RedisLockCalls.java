@@ -23,7 +23,8 @@ import io.distlock.core.LockBackend.Release;
 
 /**
  * The calls that read and change locks on one Redis deployment, each script with its keys and
- * arguments, and its reply read. Scripts go straight to the factory's shared Lettuce connection
+ * arguments, and its reply read: what {@link RedisLockBackend} and {@link RedisNode} (Redlock's
+ * calls on one master) both send. Scripts go straight to the factory's shared Lettuce connection
  * where there is one, else through the template.
  */
 final class RedisLockCalls {
