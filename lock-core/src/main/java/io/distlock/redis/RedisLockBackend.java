@@ -1,99 +1,33 @@
 package io.distlock.redis;
 
-import java.net.SocketAddress;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.Properties;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
-import java.util.stream.Collectors;
-
-import io.lettuce.core.AbstractRedisClient;
-import io.lettuce.core.RedisChannelHandler;
-import io.lettuce.core.RedisCommandInterruptedException;
-import io.lettuce.core.RedisCommandTimeoutException;
-import io.lettuce.core.RedisConnectionStateListener;
-import io.lettuce.core.ScriptOutputType;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
-import org.springframework.data.redis.connection.RedisSentinelConfiguration;
-import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
-import org.springframework.data.redis.core.RedisCallback;
-import org.springframework.data.redis.core.StringRedisTemplate;
-import org.springframework.data.redis.core.script.RedisScript;
 
-import io.distlock.LockBackendException;
 import io.distlock.core.LockBackend;
 import io.distlock.core.LockNotice;
 
 /**
  * Keeps locks in one Redis deployment (a single server, a Sentinel-managed master, or a Cluster)
- * through Spring Data Redis: one hash per lock, every state change one Lua script.
- *
- * <p>Over 300 lines because it adapts every backend operation, blocking and asynchronous, to its script
- * and explains Redis's failures; the lock logic itself is in the scripts.
+ * through Spring Data Redis: one hash per lock, every state change one Lua script. The lock logic
+ * is in the scripts; {@link RedisLockCalls} sends them, {@link RedisRenewals} renews,
+ * {@link RedisReleaseSubscriber} listens for releases and {@link RedisDiagnostics} explains failures.
  */
 public final class RedisLockBackend implements LockBackend {
 
 	private static final Logger log = LoggerFactory.getLogger(RedisLockBackend.class);
 
-	private final StringRedisTemplate redis;
+	private final RedisLockCalls calls;
 
-	private final RedisKeys keys;
+	private final RedisRenewals renewals;
 
 	private final RedisReleaseSubscriber subscriber;
 
-	private final String description;
-
-	/** The restart grace in ms, as acquire.lua takes it. */
-	private final String restartGrace;
-
-	/** The start of every client's hand-off channel (see {@code release.lua}). */
-	private final String grantChannelPrefix;
-
-	/** At most how long a hold handed to a queued owner lasts before that owner extends it. */
-	private static final String HAND_OFF_LEASE = String.valueOf(QUEUE_PLACE.toMillis());
-
-	/** How long leaving a queue waits for Redis to confirm; the command is sent either way. */
-	private static final Duration LEAVE_REPLY_WAIT = Duration.ofMillis(100);
-
-	/** Runs the lock scripts straight on the shared Lettuce connection, where there is one. */
-	private final LettuceScripts direct;
-
-	private final RedisConnectionFactory connectionFactory;
-
-	/** Removes the connection listeners registered by {@link #onConnected(Runnable)}; run on close. */
-	private final List<Runnable> connectionListeners = new CopyOnWriteArrayList<>();
-
-	/**
-	 * Leaves queues where scripts go through the template, whose calls block: a caller past its
-	 * deadline must not wait for Redis to confirm. In an outage the backlog is bounded (a place left
-	 * behind lapses by itself); once the backend is closed, leaves run on the caller's thread.
-	 */
-	private final ThreadPoolExecutor leaves = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS,
-			new LinkedBlockingQueue<>(1024), daemon("distlock-leave"), (task, executor) -> {
-				if (executor.isShutdown()) {
-					task.run();
-				}
-			});
-
-	/** Renews where scripts go through the template: the watchdog waits only as long as the lease allows. */
-	private final ExecutorService renewals = Executors.newCachedThreadPool(daemon("distlock-renewal"));
+	private final RedisDiagnostics diagnostics;
 
 	/**
 	 * @param connectionFactory the application's Redis connection factory; not closed by this backend
@@ -110,197 +44,46 @@ public final class RedisLockBackend implements LockBackend {
 	 * refuses new first acquisitions; zero: not at all (see {@code acquire.lua})
 	 */
 	public RedisLockBackend(RedisConnectionFactory connectionFactory, String keyPrefix, Duration restartGrace) {
-		this.keys = new RedisKeys(keyPrefix, isCluster(connectionFactory));
-		if (this.keys.cluster() && !restartGrace.isZero()) {
+		this.calls = new RedisLockCalls(connectionFactory, keyPrefix, restartGrace);
+		if (this.calls.keys().cluster() && !restartGrace.isZero()) {
 			// One fencing counter per slot: every slot's first lock would look like lost data.
 			log.info("distlock: no restart grace on Redis Cluster (a slot's first lock cannot be told from lost "
 					+ "data); run the cluster with persistence");
 		}
-		this.grantChannelPrefix = this.keys.grantChannelPrefix();
-		this.restartGrace = this.keys.cluster() ? "0" : String.valueOf(Math.max(0, restartGrace.toMillis()));
-		this.redis = new StringRedisTemplate(connectionFactory);
-		// Otherwise every script call wraps the connection in a close-suppressing JDK proxy.
-		this.redis.setExposeConnection(true);
-		this.subscriber = new RedisReleaseSubscriber(connectionFactory, this.keys.anchorChannel());
-		this.description = describe(connectionFactory);
-		this.direct = new LettuceScripts(connectionFactory, !this.keys.cluster(), this.description);
-		this.connectionFactory = connectionFactory;
+		this.subscriber = new RedisReleaseSubscriber(connectionFactory, this.calls.keys().anchorChannel());
+		this.diagnostics = new RedisDiagnostics(this.calls.template(), this.calls.description());
+		this.renewals = new RedisRenewals(this.calls);
 	}
 
-	/**
-	 * Runs {@code action} each time one of this backend's Lettuce connections (re)connects, on
-	 * Lettuce's I/O thread (hand real work to another thread). Does nothing for other clients.
-	 * @param action what to run
-	 */
-	public void onConnected(Runnable action) {
-		if (this.connectionFactory instanceof LettuceConnectionFactory lettuce && lettuce.isRunning()) {
-			AbstractRedisClient client = lettuce.getNativeClient();
-			RedisConnectionStateListener listener = new RedisConnectionStateListener() {
-				@Override
-				public void onRedisConnected(RedisChannelHandler<?, ?> connection, SocketAddress address) {
-					action.run();
-				}
-			};
-			client.addListener(listener);
-			this.connectionListeners.add(() -> client.removeListener(listener));
-		}
+	/** @return the scripts' calls, which {@link RedisNode} makes for Redlock */
+	RedisLockCalls calls() {
+		return this.calls;
 	}
 
-	/**
-	 * Looks up the factory's shared Lettuce connection, which the {@code *Async} methods use. This may
-	 * connect, so call it where blocking is fine. Commands sent through one shared connection reach
-	 * the server in the order they were sent, however many threads are waiting for replies.
-	 * @return whether the {@code *Async} methods are available (a shared Lettuce connection to a
-	 * single server)
-	 */
-	public boolean prepareAsync() {
-		return this.direct.prepare();
-	}
-
-	/** @return whether {@link #prepareAsync()} succeeded */
-	public boolean asyncReady() {
-		return this.direct.ready();
-	}
-
-	/**
-	 * {@link #acquire(String, String, int, Duration, String)} without blocking the calling thread;
-	 * needs {@link #prepareAsync()}.
-	 * @return the outcome, when Redis answers
-	 */
-	public CompletableFuture<Acquisition> acquireAsync(String name, String owner, int heldCount, Duration lease,
-			String attemptId) {
-		String attempt = (attemptId != null) ? attemptId : "";
-		return this.direct.<List<?>>callAsync(LockScripts.ACQUIRE, ScriptOutputType.MULTI, this.keys.scriptKeys(name),
-				owner, String.valueOf(lease.toMillis()), String.valueOf(heldCount), attempt, "0", this.restartGrace)
-			.thenApply(reply -> acquisition(reply, name, lease, attempt));
-	}
-
-	/**
-	 * {@link #release(String, String, int, String)} without blocking the calling thread; needs
-	 * {@link #prepareAsync()}.
-	 * @return the outcome, when Redis answers
-	 */
-	public CompletableFuture<Release> releaseAsync(String name, String owner, int heldCount, String holdId) {
-		return this.direct.<Long>callAsync(LockScripts.RELEASE, ScriptOutputType.INTEGER,
-				this.keys.releaseKeys(name, owner), owner, String.valueOf(heldCount), this.keys.releaseChannel(name), "",
-				(holdId != null) ? holdId : "", HAND_OFF_LEASE, this.grantChannelPrefix, this.restartGrace)
-			.thenApply(reply -> release(reply, name));
-	}
-
-	/**
-	 * {@link #abandon} without blocking the calling thread; needs {@link #prepareAsync()}.
-	 * @return whether a hold was deleted, when Redis answers
-	 */
-	public CompletableFuture<Boolean> abandonAsync(String name, String owner, String attemptId) {
-		return this.direct.<Long>callAsync(LockScripts.ABANDON, ScriptOutputType.INTEGER, List.of(this.keys.lock(name)), owner,
-				attemptId, this.keys.releaseChannel(name))
-			.thenApply(reply -> reply != null && reply == 1);
-	}
-
-	/**
-	 * Runs a lock script and waits for its reply: straight on the shared Lettuce connection where
-	 * there is one (a lock decision is on every critical section's path; the template's connection
-	 * wrapper, serializers and translation cost about as much client time as the call itself), else
-	 * through the template.
-	 */
-	private <T> T eval(RedisScript<?> script, ScriptOutputType type, List<String> keys, String... args) {
-		return eval(script, type, keys, null, args);
-	}
-
-	/**
-	 * {@link #eval(RedisScript, ScriptOutputType, List, String...)}, waiting at most {@code within}
-	 * on the shared Lettuce connection; through the template, the connection's command timeout bounds it.
-	 */
-	@SuppressWarnings("unchecked")
-	private <T> T eval(RedisScript<?> script, ScriptOutputType type, List<String> keys, Duration within,
-			String... args) {
-		if (!this.direct.ready() && !this.direct.prepareOnce()) {
-			return (T) this.redis.execute(script, keys, (Object[]) args);
-		}
-		return (within != null) ? this.direct.callUninterruptibly(script, type, keys, within, args)
-				: this.direct.call(script, type, keys, args);
-	}
-
-	private static String describe(RedisConnectionFactory connectionFactory) {
-		if (connectionFactory instanceof LettuceConnectionFactory lettuce) {
-			if (lettuce.isClusterAware()) {
-				return "cluster";
-			}
-			if (lettuce.isRedisSentinelAware() && lettuce.getSentinelConfiguration() != null) {
-				RedisSentinelConfiguration sentinel = lettuce.getSentinelConfiguration();
-				String master = (sentinel.getMaster() != null) ? sentinel.getMaster().getName() : "?";
-				return "Sentinel master '" + master + "' via " + sentinel.getSentinels().stream()
-					.map(node -> node.getHost() + ":" + node.getPort())
-					.collect(Collectors.joining(","));
-			}
-			return lettuce.getHostName() + ":" + lettuce.getPort() + ((lettuce.getDatabase() != 0) ? "/" + lettuce.getDatabase() : "");
-		}
-		return "redis";
+	/** @return what {@link RedisNode} asks of this deployment besides locks (which server it is) */
+	RedisDiagnostics diagnostics() {
+		return this.diagnostics;
 	}
 
 	/** @return where this backend keeps its locks, e.g. {@code 10.0.0.1:6379}, for diagnostics */
 	@Override
 	public String description() {
-		return this.description;
+		return this.diagnostics.description();
 	}
 
 	@Override
 	public String explain(RuntimeException failure) {
-		if (failure instanceof LockBackendException) {
-			return failure.getMessage();
-		}
-		if (RedisFailures.isConnectionClosedWithoutCause(failure)) {
-			// When Redis refuses the credentials, Lettuce can report the connection it then closes
-			// ("Connection closed prematurely") instead of the WRONGPASS that closed it. One PING on a new
-			// connection names the real cause; only a failure that names one replaces the first.
-			RuntimeException diagnosis = ping();
-			if (diagnosis != null && RedisFailures.causeOf(diagnosis) != RedisFailures.Cause.OTHER) {
-				return RedisFailures.explain(diagnosis, this.description);
-			}
-		}
-		return RedisFailures.explain(failure, this.description);
-	}
-
-	/** @return what a PING threw, or {@code null} if it was answered */
-	private RuntimeException ping() {
-		try {
-			this.redis.execute((RedisCallback<String>) connection -> connection.ping());
-			return null;
-		}
-		catch (RuntimeException ex) {
-			return ex;
-		}
-	}
-
-	/**
-	 * Which server this is, by its {@code run_id}: two addresses (or two database numbers) that reach
-	 * one server answer the same. A restarted server answers a new one.
-	 * @return the server's run id
-	 */
-	public String serverId() {
-		Properties info = this.redis
-			.execute((RedisCallback<Properties>) connection -> connection.serverCommands().info("server"));
-		String runId = (info != null) ? info.getProperty("run_id") : null;
-		if (runId == null) {
-			throw new IllegalStateException("Redis at " + this.description + " did not report its run_id (INFO server)");
-		}
-		return runId;
+		return this.diagnostics.explain(failure);
 	}
 
 	@Override
 	public Health health() {
-		try {
-			String pong = this.redis.execute((RedisCallback<String>) connection -> connection.ping());
-			return new Health("PONG".equalsIgnoreCase(pong), Map.of("server", this.description, "ping", String.valueOf(pong)));
-		}
-		catch (RuntimeException ex) {
-			return new Health(false, Map.of("server", this.description, "error", explain(ex)));
-		}
+		return this.diagnostics.health();
 	}
 
 	@Override
 	public Acquisition acquire(String name, String owner, int heldCount, Duration lease) {
-		return acquire(name, owner, heldCount, lease, "", Duration.ZERO, "");
+		return this.calls.acquire(name, owner, heldCount, lease, "", Duration.ZERO, "");
 	}
 
 	/** Queues waiters: a release hands the lock to the first live one (see {@code release.lua}). */
@@ -317,43 +100,7 @@ public final class RedisLockBackend implements LockBackend {
 	@Override
 	public Acquisition acquire(String name, String owner, int heldCount, Duration lease, Duration queueFor,
 			String ticket) {
-		return acquire(name, owner, heldCount, lease, "", queueFor, ticket);
-	}
-
-	/**
-	 * Acquires as {@link #acquire(String, String, int, Duration)}, remembering which attempt it was,
-	 * so that {@link #abandon} can later undo exactly this attempt.
-	 * @param attemptId the attempt's id
-	 * @return the outcome
-	 */
-	public Acquisition acquire(String name, String owner, int heldCount, Duration lease, String attemptId) {
-		return acquire(name, owner, heldCount, lease, attemptId, Duration.ZERO, "");
-	}
-
-	/**
-	 * @param attemptId Redlock's id of the attempt, or empty
-	 * @param ticket the engine's id of the attempt, or empty: either is the hold's id
-	 */
-	private Acquisition acquire(String name, String owner, int heldCount, Duration lease, String attemptId,
-			Duration queueFor, String ticket) {
-		String attempt = (attemptId != null && !attemptId.isEmpty()) ? attemptId : (ticket != null) ? ticket : "";
-		List<?> reply = eval(LockScripts.ACQUIRE, ScriptOutputType.MULTI, this.keys.scriptKeys(name), owner,
-				String.valueOf(lease.toMillis()), String.valueOf(heldCount), attempt, String.valueOf(queueFor.toMillis()),
-				this.restartGrace);
-		return acquisition(reply, name, lease, attempt);
-	}
-
-	/** @param attempt the attempt's id, which becomes the hold's id; empty for none */
-	private static Acquisition acquisition(List<?> reply, String name, Duration lease, String attempt) {
-		long status = number(reply, 0, name);
-		long value = number(reply, 1, name);
-		if (status == 1) {
-			return Acquisition.acquired(value, lease, attempt.isEmpty() ? null : attempt);
-		}
-		if (status == 0) {
-			return Acquisition.heldByOther(Duration.ofMillis(value), (reply.size() > 2) ? number(reply, 2, name) : 0);
-		}
-		return Acquisition.lost();
+		return this.calls.acquire(name, owner, heldCount, lease, "", queueFor, ticket);
 	}
 
 	@Override
@@ -363,8 +110,8 @@ public final class RedisLockBackend implements LockBackend {
 
 	/**
 	 * Releases as {@link #release(String, String, int)}, but only the hold the given attempt took.
-	 * @param holdId the attempt id given to {@link #acquire(String, String, int, Duration, String)}, or
-	 * {@code null}/empty for whatever hold the owner has
+	 * @param holdId the hold's {@link Acquisition#holdId()} (the engine's ticket, or Redlock's attempt
+	 * id), or {@code null}/empty for whatever hold the owner has
 	 */
 	@Override
 	public Release release(String name, String owner, int heldCount, String holdId) {
@@ -378,61 +125,19 @@ public final class RedisLockBackend implements LockBackend {
 	 */
 	@Override
 	public Release release(String name, String owner, int heldCount, String holdId, long token, Duration within) {
-		Long reply = eval(LockScripts.RELEASE, ScriptOutputType.INTEGER, this.keys.releaseKeys(name, owner), within,
-				owner, String.valueOf(heldCount), this.keys.releaseChannel(name), "", (holdId != null) ? holdId : "",
-				HAND_OFF_LEASE, this.grantChannelPrefix, this.restartGrace);
-		return release(reply, name);
+		return this.calls.release(name, owner, heldCount, holdId, within);
 	}
 
 	/** Issues the token with {@code token.lua}, on the hold's first request for it. */
 	@Override
 	public long issueToken(String name, String owner, String holdId) {
-		Long reply = eval(LockScripts.TOKEN, ScriptOutputType.INTEGER, this.keys.tokenKeys(name), owner,
-				(holdId != null) ? holdId : "", this.restartGrace);
-		if (reply == null) {
-			throw new IllegalStateException("Redis returned no reply to the fencing token request of lock '" + name + "'");
-		}
-		return (reply < 0) ? Acquisition.NO_TOKEN : reply;
+		return this.calls.issueToken(name, owner, holdId);
 	}
 
-	private static Release release(Long reply, String name) {
-		if (reply == null) {
-			throw new IllegalStateException("Redis returned no reply to the release of lock '" + name + "'");
-		}
-		if (reply == 1 || reply == 3) {
-			return Release.RELEASED;
-		}
-		return (reply == 0) ? Release.DECREMENTED : Release.NOT_HELD;
-	}
-
-	/**
-	 * Sent without waiting long for the answer: an acquisition that gave up at its deadline must not
-	 * overrun it because Redis is slow. The script touches only this attempt's place and hand-off, so
-	 * it is harmless whenever it lands.
-	 */
+	/** Leaves without waiting long for Redis's answer (see {@link RedisLockCalls#leaveQueue}). */
 	@Override
 	public void leaveQueue(String name, String owner, String ticket, boolean passOnHandOff) {
-		String mode = passOnHandOff ? "leave" : "dequeue";
-		if (this.direct.ready()) {
-			this.direct.callBriefly(LockScripts.RELEASE, ScriptOutputType.INTEGER, this.keys.releaseKeys(name, owner),
-					LEAVE_REPLY_WAIT, owner, "0", this.keys.releaseChannel(name), mode, ticket, HAND_OFF_LEASE, this.grantChannelPrefix, this.restartGrace);
-			return;
-		}
-		this.leaves.execute(() -> this.redis.execute(LockScripts.RELEASE, this.keys.releaseKeys(name, owner), owner, "0",
-				this.keys.releaseChannel(name), mode, ticket, HAND_OFF_LEASE, this.grantChannelPrefix, this.restartGrace));
-	}
-
-	/**
-	 * Undoes one acquisition attempt if, and only if, the hold still belongs to that attempt.
-	 * @param name the lock's name
-	 * @param owner the owner id
-	 * @param attemptId the id given to the attempt's acquire
-	 * @return whether a hold was deleted
-	 */
-	public boolean abandon(String name, String owner, String attemptId) {
-		Long reply = this.redis.execute(LockScripts.ABANDON, List.of(this.keys.lock(name)), owner, attemptId,
-				this.keys.releaseChannel(name));
-		return reply != null && reply == 1;
+		this.calls.leaveQueue(name, owner, ticket, passOnHandOff);
 	}
 
 	@Override
@@ -440,102 +145,25 @@ public final class RedisLockBackend implements LockBackend {
 		return renew(holds, lease, null);
 	}
 
-	/**
-	 * Renews as {@link #renew(List, Duration)}, giving up after {@code within}: a renewal that would
-	 * land after the lease it extends has run out is worth nothing, and the holder must learn of the
-	 * loss then, not at the connection's command timeout. Through the template (a Cluster, a pool) the
-	 * calls run on a renewal thread, which goes on waiting for them in the background.
-	 */
+	/** Renews as {@link #renew(List, Duration)}, giving up after {@code within} (see {@link RedisRenewals}). */
 	@Override
 	public List<Boolean> renew(List<HoldRef> holds, Duration lease, Duration within) {
-		if (within != null && !this.keys.cluster() && (this.direct.ready() || this.direct.prepareOnce())) {
-			return renewInOneScript(holds, lease, within);
-		}
-		if (within == null) {
-			return renewPerSlot(holds, lease);
-		}
-		CompletableFuture<List<Boolean>> renewal = new CompletableFuture<>();
-		try {
-			this.renewals.execute(() -> {
-				try {
-					renewal.complete(renewPerSlot(holds, lease));
-				}
-				catch (RuntimeException ex) {
-					renewal.completeExceptionally(ex);
-				}
-			});
-			return renewal.get(within.toNanos(), TimeUnit.NANOSECONDS);
-		}
-		catch (TimeoutException ex) {
-			throw new RedisCommandTimeoutException("Redis (" + this.description + ") did not confirm the renewal of "
-					+ holds.size() + " lock(s) within " + within.toMillis() + " ms");
-		}
-		catch (ExecutionException ex) {
-			throw (ex.getCause() instanceof RuntimeException runtime) ? runtime : new IllegalStateException(ex.getCause());
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new RedisCommandInterruptedException(ex);
-		}
-		catch (RejectedExecutionException ex) {
-			throw new IllegalStateException("Lock backend for " + this.description + " is closed", ex);
-		}
-	}
-
-	private List<Boolean> renewPerSlot(List<HoldRef> holds, Duration lease) {
-		if (!this.keys.cluster()) {
-			return renewInOneScript(holds, lease, null);
-		}
-		// A script may only touch keys of one slot: one call per slot.
-		Map<Integer, List<Integer>> bySlot = new LinkedHashMap<>();
-		for (int i = 0; i < holds.size(); i++) {
-			bySlot.computeIfAbsent(this.keys.slot(holds.get(i).name()), slot -> new ArrayList<>()).add(i);
-		}
-		Boolean[] renewed = new Boolean[holds.size()];
-		for (List<Integer> indexes : bySlot.values()) {
-			List<Boolean> slotResult = renewInOneScript(indexes.stream().map(holds::get).toList(), lease, null);
-			for (int j = 0; j < indexes.size(); j++) {
-				renewed[indexes.get(j)] = slotResult.get(j);
-			}
-		}
-		return List.of(renewed);
-	}
-
-	private List<Boolean> renewInOneScript(List<HoldRef> holds, Duration lease, Duration within) {
-		List<String> lockKeys = new ArrayList<>(holds.size());
-		String[] args = new String[holds.size() + 1];
-		args[0] = String.valueOf(lease.toMillis());
-		for (int i = 0; i < holds.size(); i++) {
-			lockKeys.add(this.keys.lock(holds.get(i).name()));
-			args[i + 1] = holds.get(i).owner();
-		}
-		List<?> reply = (within != null) ? eval(LockScripts.RENEW, ScriptOutputType.MULTI, lockKeys, within, args)
-				: this.redis.execute(LockScripts.RENEW, lockKeys, (Object[]) args);
-		List<Boolean> renewed = new ArrayList<>(holds.size());
-		for (int i = 0; i < holds.size(); i++) {
-			renewed.add(number(reply, i, holds.get(i).name()) == 1);
-		}
-		return renewed;
+		return this.renewals.renew(holds, lease, within);
 	}
 
 	@Override
 	public boolean isHeldBy(String name, String owner) {
-		return this.redis.opsForHash().hasKey(this.keys.lock(name), owner);
+		return this.calls.isHeldBy(name, owner);
 	}
 
 	@Override
 	public Duration remainingLease(String name) {
-		Long millis = this.redis.getExpire(this.keys.lock(name), TimeUnit.MILLISECONDS);
-		if (millis == null || millis == -2) {
-			return Duration.ZERO;
-		}
-		// -1: a key without expiry, which our scripts never create; someone else wrote it.
-		return (millis == -1) ? Duration.ofMillis(Long.MAX_VALUE) : Duration.ofMillis(millis);
+		return this.calls.remainingLease(name);
 	}
 
 	@Override
 	public AutoCloseable subscribe(String name, Consumer<LockNotice> onNotice) {
-		return this.subscriber.subscribe(this.keys.releaseChannel(name), null, onNotice);
+		return this.subscriber.subscribe(this.calls.keys().releaseChannel(name), null, onNotice);
 	}
 
 	/**
@@ -545,35 +173,15 @@ public final class RedisLockBackend implements LockBackend {
 	 */
 	@Override
 	public AutoCloseable subscribe(String name, String clientId, Consumer<LockNotice> onNotice) {
-		return this.subscriber.subscribe(this.keys.releaseChannel(name), this.grantChannelPrefix + clientId, onNotice);
+		return this.subscriber.subscribe(this.calls.keys().releaseChannel(name),
+				this.calls.keys().grantChannelPrefix() + clientId, onNotice);
 	}
 
 	@Override
 	public void close() {
-		this.connectionListeners.forEach(Runnable::run);
 		this.subscriber.close();
-		// Queued leaves still go out; the threads end when they are done.
-		this.leaves.shutdown();
-		this.renewals.shutdown();
-	}
-
-	private static ThreadFactory daemon(String name) {
-		return runnable -> {
-			Thread thread = new Thread(runnable, name);
-			thread.setDaemon(true);
-			return thread;
-		};
-	}
-
-	private static boolean isCluster(RedisConnectionFactory connectionFactory) {
-		return connectionFactory instanceof LettuceConnectionFactory lettuce && lettuce.isClusterAware();
-	}
-
-	private static long number(List<?> reply, int index, String name) {
-		if (reply == null || reply.size() <= index || !(reply.get(index) instanceof Number number)) {
-			throw new IllegalStateException("Unexpected Redis reply " + reply + " for lock '" + name + "'");
-		}
-		return number.longValue();
+		this.calls.close();
+		this.renewals.close();
 	}
 
 }

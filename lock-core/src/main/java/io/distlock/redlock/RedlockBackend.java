@@ -16,7 +16,7 @@ import io.distlock.LockBackendException;
 import io.distlock.core.LockBackend;
 import io.distlock.core.LockNotice;
 import io.distlock.redis.RedisFailures;
-import io.distlock.redis.RedisLockBackend;
+import io.distlock.redis.RedisNode;
 import io.distlock.redlock.RedlockFanOut.Reply;
 
 /**
@@ -51,10 +51,10 @@ public final class RedlockBackend implements LockBackend {
 	private static final Duration SUBSCRIBE_TIMEOUT = Duration.ofSeconds(1);
 
 	/**
-	 * @param nodes one single-node backend per independent master; at least 3
+	 * @param nodes one node per independent master; at least 3
 	 * @param settings the algorithm's tuning
 	 */
-	public RedlockBackend(List<RedisLockBackend> nodes, RedlockSettings settings) {
+	public RedlockBackend(List<RedisNode> nodes, RedlockSettings settings) {
 		if (nodes.size() < 3) {
 			throw new IllegalArgumentException("Redlock needs at least 3 independent nodes, not " + nodes.size());
 		}
@@ -78,7 +78,7 @@ public final class RedlockBackend implements LockBackend {
 
 	@Override
 	public String description() {
-		return "Redlock over " + this.nodes.all().stream().map(RedisLockBackend::description).toList();
+		return "Redlock over " + this.nodes.all().stream().map(RedisNode::description).toList();
 	}
 
 	@Override
@@ -225,7 +225,7 @@ public final class RedlockBackend implements LockBackend {
 
 	@Override
 	public Health health() {
-		List<Reply<Health>> replies = this.nodes.onAllNodes(RedisLockBackend::health);
+		List<Reply<Health>> replies = this.nodes.onAllNodes(RedisNode::health);
 		Map<String, Object> nodeStates = new LinkedHashMap<>();
 		int reachable = 0;
 		for (int i = 0; i < replies.size(); i++) {
@@ -241,7 +241,7 @@ public final class RedlockBackend implements LockBackend {
 	@Override
 	public void close() {
 		this.nodes.close();
-		this.nodes.all().forEach(RedisLockBackend::close);
+		this.nodes.all().forEach(RedisNode::close);
 	}
 
 	private void undo(String name, String owner, String attempt) {

@@ -15,32 +15,26 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Predicate;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.dao.DataAccessResourceFailureException;
-import org.springframework.dao.QueryTimeoutException;
-
-import io.lettuce.core.RedisCommandTimeoutException;
-import io.lettuce.core.RedisConnectionException;
 
 import io.distlock.core.LockBackend.Acquisition;
 import io.distlock.redis.RedisFailures;
-import io.distlock.redis.RedisLockBackend;
+import io.distlock.redis.RedisNode;
 
 /**
  * Redlock's masters as one group, for {@link RedlockBackend}, which keeps the quorum rules: sends a
  * call to every node at once and collects the answers until the outcome is decided or the node
- * timeout passes; skips a node for a while after it failed to answer, so that calls to it do not
- * pile up; leaves out entries that reach a server an earlier entry reaches
- * ({@link RedlockNodeIdentities}); and connects to every node at start.
+ * timeout passes; skips a node for a while after it failed to answer ({@link RedlockDownNodes});
+ * leaves out entries that reach a server an earlier entry reaches ({@link RedlockNodeIdentities});
+ * and connects to every node at start.
  *
- * <p>Over 300 lines because the fan-out's deadline, the nodes it skips and the answers it waits for
- * are one mechanism, which reads best in one place.
+ * <p>Over 300 lines because the fan-out's deadline and the answers it waits for are one mechanism,
+ * which reads best in one place.
  */
 final class RedlockFanOut implements AutoCloseable {
 
@@ -49,7 +43,7 @@ final class RedlockFanOut implements AutoCloseable {
 	/** How long connecting to the nodes may take at start, where the short node timeout is not meant. */
 	private static final Duration WARM_UP_TIMEOUT = Duration.ofSeconds(10);
 
-	private final List<RedisLockBackend> nodes;
+	private final List<RedisNode> nodes;
 
 	private final int quorum;
 
@@ -58,31 +52,21 @@ final class RedlockFanOut implements AutoCloseable {
 	/** Runs the calls of nodes without a shared connection, and connection set-up. */
 	private final ExecutorService calls;
 
-	/** Per node: until when (System.nanoTime) it is skipped after failing to answer. */
-	private final AtomicLongArray downUntil;
-
-	/** How long a node that failed to answer is skipped before it is probed again. */
-	private final Duration downPeriod;
+	private final RedlockDownNodes down;
 
 	/** Which server each node reaches; a node that shares one with an earlier-listed node does not count. */
 	private final RedlockNodeIdentities identities;
 
 	/**
-	 * @param nodes one single-node backend per independent master
+	 * @param nodes one node per independent master
 	 * @param quorum how many must agree
 	 * @param nodeTimeout how long a lock decision waits for the nodes
 	 */
-	RedlockFanOut(List<RedisLockBackend> nodes, int quorum, Duration nodeTimeout) {
+	RedlockFanOut(List<RedisNode> nodes, int quorum, Duration nodeTimeout) {
 		this.nodes = List.copyOf(nodes);
 		this.quorum = quorum;
 		this.nodeTimeout = nodeTimeout;
-		this.downUntil = new AtomicLongArray(nodes.size());
-		long now = System.nanoTime();
-		for (int i = 0; i < nodes.size(); i++) {
-			this.downUntil.set(i, now);
-		}
-		Duration tenTimeouts = nodeTimeout.multipliedBy(10);
-		this.downPeriod = tenTimeouts.compareTo(Duration.ofSeconds(1)) > 0 ? tenTimeouts : Duration.ofSeconds(1);
+		this.down = new RedlockDownNodes(nodes.size(), nodeTimeout);
 		AtomicInteger count = new AtomicInteger();
 		this.calls = Executors.newCachedThreadPool(runnable -> {
 			Thread thread = new Thread(runnable, "distlock-redlock-" + count.incrementAndGet());
@@ -93,7 +77,7 @@ final class RedlockFanOut implements AutoCloseable {
 	}
 
 	/** @return the nodes, in the order listed */
-	List<RedisLockBackend> all() {
+	List<RedisNode> all() {
 		return this.nodes;
 	}
 
@@ -112,16 +96,16 @@ final class RedlockFanOut implements AutoCloseable {
 	 * it without blocking ({@code async}), so one owner's acquire, release and undo reach a node in
 	 * the order they were made; a node without one blocks a pool thread ({@code blocking}).
 	 */
-	<T> List<Reply<T>> decide(Function<RedisLockBackend, CompletionStage<T>> async, Function<RedisLockBackend, T> blocking,
+	<T> List<Reply<T>> decide(Function<RedisNode, CompletionStage<T>> async, Function<RedisNode, T> blocking,
 			Predicate<List<Reply<T>>> enough) {
 		return onAllNodesAsync(node -> node.asyncReady() ? async.apply(node)
 				: CompletableFuture.supplyAsync(() -> blocking.apply(node), this.calls), enough);
 	}
 
 	/** Sends a call to every node without waiting for any answer; failures are only logged. */
-	void everywhere(Function<RedisLockBackend, CompletionStage<?>> async, Consumer<RedisLockBackend> blocking,
+	void everywhere(Function<RedisNode, CompletionStage<?>> async, Consumer<RedisNode> blocking,
 			String what) {
-		for (RedisLockBackend node : this.nodes) {
+		for (RedisNode node : this.nodes) {
 			if (node.asyncReady()) {
 				async.apply(node).whenComplete((done, error) -> {
 					if (error != null) {
@@ -221,13 +205,13 @@ final class RedlockFanOut implements AutoCloseable {
 	 * Runs the call on every node at once and collects replies until {@code enough} says the outcome
 	 * is decided, or the node timeout passes. Nodes that have not answered by then count as failed;
 	 * their calls finish in the background. A node that timed out or refused the connection is
-	 * skipped for {@link #downPeriod} so that calls to it do not pile up.
+	 * skipped for a while ({@link RedlockDownNodes}).
 	 */
-	<T> List<Reply<T>> onAllNodes(Function<RedisLockBackend, T> call, Predicate<List<Reply<T>>> enough) {
+	<T> List<Reply<T>> onAllNodes(Function<RedisNode, T> call, Predicate<List<Reply<T>>> enough) {
 		return onAllNodes(call, enough, this.nodeTimeout, true);
 	}
 
-	<T> List<Reply<T>> onAllNodes(Function<RedisLockBackend, T> call, Predicate<List<Reply<T>>> enough,
+	<T> List<Reply<T>> onAllNodes(Function<RedisNode, T> call, Predicate<List<Reply<T>>> enough,
 			Duration timeout, boolean markDownOnTimeout) {
 		return onAllNodesAsync(node -> CompletableFuture.supplyAsync(() -> call.apply(node), this.calls), enough, timeout,
 				markDownOnTimeout);
@@ -238,12 +222,12 @@ final class RedlockFanOut implements AutoCloseable {
 	 * sent from the calling thread on each node's shared connection, so that one owner's acquire,
 	 * release and undo reach a node in the order they were made.
 	 */
-	<T> List<Reply<T>> onAllNodesAsync(Function<RedisLockBackend, CompletionStage<T>> call,
+	<T> List<Reply<T>> onAllNodesAsync(Function<RedisNode, CompletionStage<T>> call,
 			Predicate<List<Reply<T>>> enough) {
 		return onAllNodesAsync(call, enough, this.nodeTimeout, true);
 	}
 
-	<T> List<Reply<T>> onAllNodesAsync(Function<RedisLockBackend, CompletionStage<T>> call,
+	<T> List<Reply<T>> onAllNodesAsync(Function<RedisNode, CompletionStage<T>> call,
 			Predicate<List<Reply<T>>> enough, Duration timeout, boolean markDownOnTimeout) {
 		int count = this.nodes.size();
 		BlockingQueue<Indexed<T>> arrived = new LinkedBlockingQueue<>();
@@ -255,7 +239,7 @@ final class RedlockFanOut implements AutoCloseable {
 				arrived.add(new Indexed<>(index, new Reply<>(null, new IllegalStateException(notCounted))));
 				continue;
 			}
-			if (now - this.downUntil.get(i) < 0) {
+			if (this.down.skipped(i, now)) {
 				arrived.add(new Indexed<>(index, new Reply<>(null, new IllegalStateException("node " + index
 						+ " did not answer recently; skipped until it is probed again"))));
 				continue;
@@ -291,8 +275,8 @@ final class RedlockFanOut implements AutoCloseable {
 				}
 				replies.set(next.index(), next.reply());
 				received.add(next.reply());
-				if (markDownOnTimeout && unreachable(next.reply().error())) {
-					markDown(next.index());
+				if (markDownOnTimeout && RedlockDownNodes.unreachable(next.reply().error())) {
+					this.down.markDown(next.index());
 				}
 				if (enough.test(received)) {
 					break;
@@ -315,7 +299,7 @@ final class RedlockFanOut implements AutoCloseable {
 				replies.set(i, new Reply<>(null, new TimeoutException("node " + i + " did not answer within "
 						+ timeout.toMillis() + " ms")));
 				if (markDownOnTimeout && othersAnswered) {
-					markDown(i);
+					this.down.markDown(i);
 				}
 			}
 			else {
@@ -326,18 +310,8 @@ final class RedlockFanOut implements AutoCloseable {
 		return replies;
 	}
 
-	<T> List<Reply<T>> onAllNodes(Function<RedisLockBackend, T> call) {
+	<T> List<Reply<T>> onAllNodes(Function<RedisNode, T> call) {
 		return onAllNodes(call, received -> false);
-	}
-
-	private void markDown(int index) {
-		this.downUntil.set(index, System.nanoTime() + this.downPeriod.toNanos());
-	}
-
-	private static boolean unreachable(Throwable error) {
-		return error instanceof TimeoutException || error instanceof DataAccessResourceFailureException
-				|| error instanceof QueryTimeoutException || error instanceof RedisConnectionException
-				|| error instanceof RedisCommandTimeoutException;
 	}
 
 	private static Throwable unwrap(Throwable error) {

@@ -9,8 +9,8 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import io.distlock.core.BackendLockRegistry;
 import io.distlock.core.LockEngineOptions;
 import io.distlock.core.RegistryBuilder;
-import io.distlock.redis.RedisLockBackend;
 import io.distlock.redis.RedisLockRegistry;
+import io.distlock.redis.RedisNode;
 
 /**
  * The {@link io.distlock.LockRegistry} over several independent Redis masters (Redlock), for a lock
@@ -35,7 +35,7 @@ public class RedlockLockRegistry extends BackendLockRegistry {
 	private RedlockLockRegistry(List<? extends RedisConnectionFactory> nodes, String keyPrefix, RedlockSettings settings,
 			LockEngineOptions options, List<? extends RedisConnectionFactory> owned) {
 		super(new RedlockBackend(
-				nodes.stream().map(node -> new RedisLockBackend(node, keyPrefix, options.restartGrace())).toList(), settings),
+				nodes.stream().map(node -> new RedisNode(node, keyPrefix, options.restartGrace())).toList(), settings),
 				options);
 		this.ownedFactories = owned;
 	}

@@ -11,7 +11,7 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import io.distlock.redis.RedisLockBackend;
+import io.distlock.redis.RedisNode;
 
 /**
  * Which Redis server each Redlock node reaches, by its {@code run_id}, so that a majority is one of
@@ -31,7 +31,7 @@ final class RedlockNodeIdentities {
 	/** How often a reconnected node that did not say which server it is gets asked again. */
 	private static final Duration RETRY = Duration.ofSeconds(1);
 
-	private final List<RedisLockBackend> nodes;
+	private final List<RedisNode> nodes;
 
 	private final int quorum;
 
@@ -58,7 +58,7 @@ final class RedlockNodeIdentities {
 	 * @param quorum how many must agree, for messages
 	 * @param asks where the blocking questions run (never Lettuce's I/O threads)
 	 */
-	RedlockNodeIdentities(List<RedisLockBackend> nodes, int quorum, Executor asks) {
+	RedlockNodeIdentities(List<RedisNode> nodes, int quorum, Executor asks) {
 		this.nodes = nodes;
 		this.quorum = quorum;
 		this.asks = asks;

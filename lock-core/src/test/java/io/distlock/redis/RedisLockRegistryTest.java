@@ -173,40 +173,40 @@ class RedisLockRegistryTest {
 
 	@Test
 	void abandoningAnOldAttemptCannotDeleteTheHoldANewerAttemptTookOver() {
-		RedisLockBackend backend = new RedisLockBackend(this.clients.connectionFactory(), "distlock");
-		backend.acquire("attempts", "c:1", 0, Duration.ofSeconds(30), "attempt-1");
+		RedisNode node = new RedisNode(this.clients.connectionFactory(), "distlock", Duration.ZERO);
+		node.acquire("attempts", "c:1", 0, Duration.ofSeconds(30), "attempt-1");
 		// The owner's next attempt finds its leftover hold before the undo of the first arrives.
-		assertThat(backend.acquire("attempts", "c:1", 0, Duration.ofSeconds(30), "attempt-2").status())
+		assertThat(node.acquire("attempts", "c:1", 0, Duration.ofSeconds(30), "attempt-2").status())
 			.isEqualTo(Acquisition.Status.ACQUIRED);
-		assertThat(backend.abandon("attempts", "c:1", "attempt-1")).isFalse();
-		assertThat(backend.isHeldBy("attempts", "c:1")).isTrue();
+		assertThat(node.abandon("attempts", "c:1", "attempt-1")).isFalse();
+		assertThat(node.isHeldBy("attempts", "c:1")).isTrue();
 
-		assertThat(backend.abandon("attempts", "c:1", "attempt-2")).isTrue();
-		assertThat(backend.isHeldBy("attempts", "c:1")).isFalse();
-		backend.close();
+		assertThat(node.abandon("attempts", "c:1", "attempt-2")).isTrue();
+		assertThat(node.isHeldBy("attempts", "c:1")).isFalse();
+		node.close();
 	}
 
 	@Test
 	void aLateReleaseOfAnOldHoldCannotFreeTheHoldTheOwnersNextAttemptTookOver() {
 		// Redlock returns from a release once a majority answered; the rest may reach a node after the
 		// same thread's next acquisition there. Deleting that hold would let another client in.
-		RedisLockBackend backend = new RedisLockBackend(this.clients.connectionFactory(), "distlock");
-		backend.acquire("late-release", "c:1", 0, Duration.ofSeconds(30), "attempt-1");
-		assertThat(backend.acquire("late-release", "c:1", 0, Duration.ofSeconds(30), "attempt-2").holdId())
+		RedisNode node = new RedisNode(this.clients.connectionFactory(), "distlock", Duration.ZERO);
+		node.acquire("late-release", "c:1", 0, Duration.ofSeconds(30), "attempt-1");
+		assertThat(node.acquire("late-release", "c:1", 0, Duration.ofSeconds(30), "attempt-2").holdId())
 			.isEqualTo("attempt-2");
-		assertThat(backend.release("late-release", "c:1", 1, "attempt-1")).isEqualTo(Release.NOT_HELD);
-		assertThat(backend.isHeldBy("late-release", "c:1")).isTrue();
+		assertThat(node.release("late-release", "c:1", 1, "attempt-1")).isEqualTo(Release.NOT_HELD);
+		assertThat(node.isHeldBy("late-release", "c:1")).isTrue();
 
-		assertThat(backend.release("late-release", "c:1", 1, "attempt-2")).isEqualTo(Release.RELEASED);
-		assertThat(backend.isHeldBy("late-release", "c:1")).isFalse();
-		backend.close();
+		assertThat(node.release("late-release", "c:1", 1, "attempt-2")).isEqualTo(Release.RELEASED);
+		assertThat(node.isHeldBy("late-release", "c:1")).isFalse();
+		node.close();
 	}
 
 	@Test
 	void scriptsRunStraightOnTheSharedLettuceConnectionAndSurviveAScriptFlush() {
 		RedisLockBackend backend = new RedisLockBackend(this.clients.connectionFactory(), "distlock");
 		assertThat(backend.acquire("direct", "c:1", 0, Duration.ofSeconds(30)).status()).isEqualTo(Acquisition.Status.ACQUIRED);
-		assertThat(backend.asyncReady()).as("not through the template").isTrue();
+		assertThat(backend.calls().asyncReady()).as("not through the template").isTrue();
 		redisServer.server().command("SCRIPT", "FLUSH");
 		assertThat(backend.release("direct", "c:1", 1)).isEqualTo(Release.RELEASED);
 		assertThat(backend.isHeldBy("direct", "c:1")).isFalse();

@@ -1,0 +1,114 @@
+package io.distlock.redis;
+
+import java.util.Map;
+import java.util.Properties;
+import java.util.stream.Collectors;
+
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.RedisSentinelConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.RedisCallback;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+import io.distlock.LockBackendException;
+import io.distlock.core.LockBackend;
+import io.distlock.core.LockBackend.Health;
+
+/**
+ * What one Redis deployment is and how it is doing, for messages and the health endpoint: where it
+ * is (never with credentials), whether it answers, which server it is, and what a failure of a
+ * call to it means.
+ */
+final class RedisDiagnostics {
+
+	private final StringRedisTemplate redis;
+
+	private final String description;
+
+	/**
+	 * @param redis the template the backend's calls go through
+	 * @param description what {@link #describe(RedisConnectionFactory)} said of its factory
+	 */
+	RedisDiagnostics(StringRedisTemplate redis, String description) {
+		this.redis = redis;
+		this.description = description;
+	}
+
+	/** @return where the factory's connections go, without credentials */
+	static String describe(RedisConnectionFactory connectionFactory) {
+		if (connectionFactory instanceof LettuceConnectionFactory lettuce) {
+			if (lettuce.isClusterAware()) {
+				return "cluster";
+			}
+			if (lettuce.isRedisSentinelAware() && lettuce.getSentinelConfiguration() != null) {
+				RedisSentinelConfiguration sentinel = lettuce.getSentinelConfiguration();
+				String master = (sentinel.getMaster() != null) ? sentinel.getMaster().getName() : "?";
+				return "Sentinel master '" + master + "' via " + sentinel.getSentinels().stream()
+					.map(node -> node.getHost() + ":" + node.getPort())
+					.collect(Collectors.joining(","));
+			}
+			return lettuce.getHostName() + ":" + lettuce.getPort() + ((lettuce.getDatabase() != 0) ? "/" + lettuce.getDatabase() : "");
+		}
+		return "redis";
+	}
+
+	/** @return where the locks are kept, e.g. {@code 10.0.0.1:6379} */
+	String description() {
+		return this.description;
+	}
+
+	/** @see LockBackend#explain(RuntimeException) */
+	String explain(RuntimeException failure) {
+		if (failure instanceof LockBackendException) {
+			return failure.getMessage();
+		}
+		if (RedisFailures.isConnectionClosedWithoutCause(failure)) {
+			// When Redis refuses the credentials, Lettuce can report the connection it then closes
+			// ("Connection closed prematurely") instead of the WRONGPASS that closed it. One PING on a new
+			// connection names the real cause; only a failure that names one replaces the first.
+			RuntimeException diagnosis = ping();
+			if (diagnosis != null && RedisFailures.causeOf(diagnosis) != RedisFailures.Cause.OTHER) {
+				return RedisFailures.explain(diagnosis, this.description);
+			}
+		}
+		return RedisFailures.explain(failure, this.description);
+	}
+
+	/** @return what a PING threw, or {@code null} if it was answered */
+	private RuntimeException ping() {
+		try {
+			this.redis.execute((RedisCallback<String>) connection -> connection.ping());
+			return null;
+		}
+		catch (RuntimeException ex) {
+			return ex;
+		}
+	}
+
+	/**
+	 * Which server this is, by its {@code run_id}: two addresses (or two database numbers) that reach
+	 * one server answer the same. A restarted server answers a new one.
+	 * @return the server's run id
+	 */
+	String serverId() {
+		Properties info = this.redis
+			.execute((RedisCallback<Properties>) connection -> connection.serverCommands().info("server"));
+		String runId = (info != null) ? info.getProperty("run_id") : null;
+		if (runId == null) {
+			throw new IllegalStateException("Redis at " + this.description + " did not report its run_id (INFO server)");
+		}
+		return runId;
+	}
+
+	/** @see LockBackend#health() */
+	Health health() {
+		try {
+			String pong = this.redis.execute((RedisCallback<String>) connection -> connection.ping());
+			return new Health("PONG".equalsIgnoreCase(pong), Map.of("server", this.description, "ping", String.valueOf(pong)));
+		}
+		catch (RuntimeException ex) {
+			return new Health(false, Map.of("server", this.description, "error", explain(ex)));
+		}
+	}
+
+}

@@ -1,0 +1,284 @@
+package io.distlock.redis;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+
+import io.lettuce.core.ScriptOutputType;
+
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.data.redis.core.script.RedisScript;
+
+import io.distlock.core.LockBackend;
+import io.distlock.core.LockBackend.Acquisition;
+import io.distlock.core.LockBackend.HoldRef;
+import io.distlock.core.LockBackend.Release;
+
+/**
+ * The calls that read and change locks on one Redis deployment, each script with its keys and
+ * arguments, and its reply read: what {@link RedisLockBackend} and {@link RedisNode} (Redlock's
+ * calls on one master) both send. Scripts go straight to the factory's shared Lettuce connection
+ * where there is one, else through the template.
+ */
+final class RedisLockCalls {
+
+	/** At most how long a hold handed to a queued owner lasts before that owner extends it. */
+	private static final String HAND_OFF_LEASE = String.valueOf(LockBackend.QUEUE_PLACE.toMillis());
+
+	/** How long leaving a queue waits for Redis to confirm; the command is sent either way. */
+	private static final Duration LEAVE_REPLY_WAIT = Duration.ofMillis(100);
+
+	private final StringRedisTemplate redis;
+
+	private final RedisKeys keys;
+
+	private final String description;
+
+	/** The restart grace in ms, as acquire.lua takes it. */
+	private final String restartGrace;
+
+	/** The start of every client's hand-off channel (see {@code release.lua}). */
+	private final String grantChannelPrefix;
+
+	/** Runs the lock scripts straight on the shared Lettuce connection, where there is one. */
+	private final LettuceScripts direct;
+
+	/**
+	 * Leaves queues where scripts go through the template, whose calls block: a caller past its
+	 * deadline must not wait for Redis to confirm. In an outage the backlog is bounded (a place left
+	 * behind lapses by itself); once the backend is closed, leaves run on the caller's thread.
+	 */
+	private final ThreadPoolExecutor leaves = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS,
+			new LinkedBlockingQueue<>(1024), daemon("distlock-leave"), (task, executor) -> {
+				if (executor.isShutdown()) {
+					task.run();
+				}
+			});
+
+	/**
+	 * @param connectionFactory the application's Redis connection factory; not closed here
+	 * @param keyPrefix the namespace of all keys and channels
+	 * @param restartGrace see {@link RedisLockBackend#RedisLockBackend(RedisConnectionFactory, String, Duration)};
+	 * none on a Cluster
+	 */
+	RedisLockCalls(RedisConnectionFactory connectionFactory, String keyPrefix, Duration restartGrace) {
+		this.keys = new RedisKeys(keyPrefix,
+				connectionFactory instanceof LettuceConnectionFactory lettuce && lettuce.isClusterAware());
+		this.grantChannelPrefix = this.keys.grantChannelPrefix();
+		this.restartGrace = this.keys.cluster() ? "0" : String.valueOf(Math.max(0, restartGrace.toMillis()));
+		this.redis = new StringRedisTemplate(connectionFactory);
+		// Otherwise every script call wraps the connection in a close-suppressing JDK proxy.
+		this.redis.setExposeConnection(true);
+		this.description = RedisDiagnostics.describe(connectionFactory);
+		this.direct = new LettuceScripts(connectionFactory, !this.keys.cluster(), this.description);
+	}
+
+	RedisKeys keys() {
+		return this.keys;
+	}
+
+	/** @return the template the calls go through where they do not go straight to the connection */
+	StringRedisTemplate template() {
+		return this.redis;
+	}
+
+	/** @return where the locks are kept, for messages */
+	String description() {
+		return this.description;
+	}
+
+	/**
+	 * Looks up the factory's shared Lettuce connection, which the {@code *Async} methods use. This may
+	 * connect, so call it where blocking is fine. Commands sent through one shared connection reach
+	 * the server in the order they were sent, however many threads are waiting for replies.
+	 * @return whether the {@code *Async} methods are available (a shared Lettuce connection to a
+	 * single server)
+	 */
+	boolean prepareAsync() {
+		return this.direct.prepare();
+	}
+
+	/** @return whether {@link #prepareAsync()} succeeded */
+	boolean asyncReady() {
+		return this.direct.ready();
+	}
+
+	/** @return whether scripts go straight to the shared connection, looking it up on the first call */
+	boolean direct() {
+		return this.direct.ready() || this.direct.prepareOnce();
+	}
+
+	/**
+	 * Runs a lock script and waits for its reply: straight on the shared Lettuce connection where
+	 * there is one (a lock decision is on every critical section's path; the template's connection
+	 * wrapper, serializers and translation cost about as much client time as the call itself), else
+	 * through the template.
+	 */
+	private <T> T eval(RedisScript<?> script, ScriptOutputType type, List<String> keys, String... args) {
+		return eval(script, type, keys, null, args);
+	}
+
+	/**
+	 * {@link #eval(RedisScript, ScriptOutputType, List, String...)}, waiting at most {@code within}
+	 * on the shared Lettuce connection; through the template, the connection's command timeout bounds it.
+	 */
+	@SuppressWarnings("unchecked")
+	private <T> T eval(RedisScript<?> script, ScriptOutputType type, List<String> keys, Duration within,
+			String... args) {
+		if (!this.direct.ready() && !this.direct.prepareOnce()) {
+			return (T) this.redis.execute(script, keys, (Object[]) args);
+		}
+		return (within != null) ? this.direct.callUninterruptibly(script, type, keys, within, args)
+				: this.direct.call(script, type, keys, args);
+	}
+
+	/**
+	 * @param attemptId Redlock's id of the attempt, or empty
+	 * @param ticket the engine's id of the attempt, or empty: either is the hold's id
+	 */
+	Acquisition acquire(String name, String owner, int heldCount, Duration lease, String attemptId,
+			Duration queueFor, String ticket) {
+		String attempt = (attemptId != null && !attemptId.isEmpty()) ? attemptId : (ticket != null) ? ticket : "";
+		List<?> reply = eval(LockScripts.ACQUIRE, ScriptOutputType.MULTI, this.keys.scriptKeys(name), owner,
+				String.valueOf(lease.toMillis()), String.valueOf(heldCount), attempt, String.valueOf(queueFor.toMillis()),
+				this.restartGrace);
+		return RedisReplies.acquisition(reply, name, lease, attempt);
+	}
+
+	/**
+	 * {@link #acquire} without queueing and without blocking the calling thread; needs
+	 * {@link #prepareAsync()}.
+	 * @return the outcome, when Redis answers
+	 */
+	CompletableFuture<Acquisition> acquireAsync(String name, String owner, int heldCount, Duration lease,
+			String attemptId) {
+		String attempt = (attemptId != null) ? attemptId : "";
+		return this.direct.<List<?>>callAsync(LockScripts.ACQUIRE, ScriptOutputType.MULTI, this.keys.scriptKeys(name),
+				owner, String.valueOf(lease.toMillis()), String.valueOf(heldCount), attempt, "0", this.restartGrace)
+			.thenApply(reply -> RedisReplies.acquisition(reply, name, lease, attempt));
+	}
+
+	/**
+	 * @param holdId the hold's id, or {@code null}/empty for whatever hold the owner has
+	 * @param within how long to wait on the shared connection, or {@code null} for its command timeout
+	 */
+	Release release(String name, String owner, int heldCount, String holdId, Duration within) {
+		Long reply = eval(LockScripts.RELEASE, ScriptOutputType.INTEGER, this.keys.releaseKeys(name, owner), within,
+				owner, String.valueOf(heldCount), this.keys.releaseChannel(name), "", (holdId != null) ? holdId : "",
+				HAND_OFF_LEASE, this.grantChannelPrefix, this.restartGrace);
+		return RedisReplies.release(reply, name);
+	}
+
+	/**
+	 * {@link #release} without blocking the calling thread; needs {@link #prepareAsync()}.
+	 * @return the outcome, when Redis answers
+	 */
+	CompletableFuture<Release> releaseAsync(String name, String owner, int heldCount, String holdId) {
+		return this.direct.<Long>callAsync(LockScripts.RELEASE, ScriptOutputType.INTEGER,
+				this.keys.releaseKeys(name, owner), owner, String.valueOf(heldCount), this.keys.releaseChannel(name), "",
+				(holdId != null) ? holdId : "", HAND_OFF_LEASE, this.grantChannelPrefix, this.restartGrace)
+			.thenApply(reply -> RedisReplies.release(reply, name));
+	}
+
+	/** Issues the token with {@code token.lua}, on the hold's first request for it. */
+	long issueToken(String name, String owner, String holdId) {
+		Long reply = eval(LockScripts.TOKEN, ScriptOutputType.INTEGER, this.keys.tokenKeys(name), owner,
+				(holdId != null) ? holdId : "", this.restartGrace);
+		if (reply == null) {
+			throw new IllegalStateException("Redis returned no reply to the fencing token request of lock '" + name + "'");
+		}
+		return (reply < 0) ? Acquisition.NO_TOKEN : reply;
+	}
+
+	/**
+	 * Sent without waiting long for the answer: an acquisition that gave up at its deadline must not
+	 * overrun it because Redis is slow. The script touches only this attempt's place and hand-off, so
+	 * it is harmless whenever it lands.
+	 */
+	void leaveQueue(String name, String owner, String ticket, boolean passOnHandOff) {
+		String mode = passOnHandOff ? "leave" : "dequeue";
+		if (this.direct.ready()) {
+			this.direct.callBriefly(LockScripts.RELEASE, ScriptOutputType.INTEGER, this.keys.releaseKeys(name, owner),
+					LEAVE_REPLY_WAIT, owner, "0", this.keys.releaseChannel(name), mode, ticket, HAND_OFF_LEASE, this.grantChannelPrefix, this.restartGrace);
+			return;
+		}
+		this.leaves.execute(() -> this.redis.execute(LockScripts.RELEASE, this.keys.releaseKeys(name, owner), owner, "0",
+				this.keys.releaseChannel(name), mode, ticket, HAND_OFF_LEASE, this.grantChannelPrefix, this.restartGrace));
+	}
+
+	/**
+	 * Undoes one acquisition attempt if, and only if, the hold still belongs to that attempt.
+	 * @param attemptId the id given to the attempt's acquire
+	 * @return whether a hold was deleted
+	 */
+	boolean abandon(String name, String owner, String attemptId) {
+		Long reply = this.redis.execute(LockScripts.ABANDON, List.of(this.keys.lock(name)), owner, attemptId,
+				this.keys.releaseChannel(name));
+		return reply != null && reply == 1;
+	}
+
+	/**
+	 * {@link #abandon} without blocking the calling thread; needs {@link #prepareAsync()}.
+	 * @return whether a hold was deleted, when Redis answers
+	 */
+	CompletableFuture<Boolean> abandonAsync(String name, String owner, String attemptId) {
+		return this.direct.<Long>callAsync(LockScripts.ABANDON, ScriptOutputType.INTEGER, List.of(this.keys.lock(name)), owner,
+				attemptId, this.keys.releaseChannel(name))
+			.thenApply(reply -> reply != null && reply == 1);
+	}
+
+	/**
+	 * Renews the holds with one {@code renew.lua}: on a Cluster, only holds of one slot.
+	 * @param within how long to wait on the shared connection; {@code null}: through the template
+	 */
+	List<Boolean> renewInOneScript(List<HoldRef> holds, Duration lease, Duration within) {
+		List<String> lockKeys = new ArrayList<>(holds.size());
+		String[] args = new String[holds.size() + 1];
+		args[0] = String.valueOf(lease.toMillis());
+		for (int i = 0; i < holds.size(); i++) {
+			lockKeys.add(this.keys.lock(holds.get(i).name()));
+			args[i + 1] = holds.get(i).owner();
+		}
+		List<?> reply = (within != null) ? eval(LockScripts.RENEW, ScriptOutputType.MULTI, lockKeys, within, args)
+				: this.redis.execute(LockScripts.RENEW, lockKeys, (Object[]) args);
+		List<Boolean> renewed = new ArrayList<>(holds.size());
+		for (int i = 0; i < holds.size(); i++) {
+			renewed.add(RedisReplies.number(reply, i, holds.get(i).name()) == 1);
+		}
+		return renewed;
+	}
+
+	boolean isHeldBy(String name, String owner) {
+		return this.redis.opsForHash().hasKey(this.keys.lock(name), owner);
+	}
+
+	Duration remainingLease(String name) {
+		Long millis = this.redis.getExpire(this.keys.lock(name), TimeUnit.MILLISECONDS);
+		if (millis == null || millis == -2) {
+			return Duration.ZERO;
+		}
+		// -1: a key without expiry, which our scripts never create; someone else wrote it.
+		return (millis == -1) ? Duration.ofMillis(Long.MAX_VALUE) : Duration.ofMillis(millis);
+	}
+
+	/** Queued leaves still go out; the thread ends when they are done. */
+	void close() {
+		this.leaves.shutdown();
+	}
+
+	static ThreadFactory daemon(String name) {
+		return runnable -> {
+			Thread thread = new Thread(runnable, name);
+			thread.setDaemon(true);
+			return thread;
+		};
+	}
+
+}

@@ -1,0 +1,49 @@
+package io.distlock.redis;
+
+import java.time.Duration;
+import java.util.List;
+
+import io.distlock.core.LockBackend.Acquisition;
+import io.distlock.core.LockBackend.Release;
+
+/**
+ * Reads the lock scripts' replies: the numbers {@code acquire.lua}, {@code release.lua} and
+ * {@code renew.lua} return, as the outcomes the engine understands. A reply of another shape (a
+ * script of another version, a proxy in between) fails naming the lock rather than being guessed at.
+ */
+final class RedisReplies {
+
+	private RedisReplies() {
+	}
+
+	/** @param attempt the attempt's id, which becomes the hold's id; empty for none */
+	static Acquisition acquisition(List<?> reply, String name, Duration lease, String attempt) {
+		long status = number(reply, 0, name);
+		long value = number(reply, 1, name);
+		if (status == 1) {
+			return Acquisition.acquired(value, lease, attempt.isEmpty() ? null : attempt);
+		}
+		if (status == 0) {
+			return Acquisition.heldByOther(Duration.ofMillis(value), (reply.size() > 2) ? number(reply, 2, name) : 0);
+		}
+		return Acquisition.lost();
+	}
+
+	static Release release(Long reply, String name) {
+		if (reply == null) {
+			throw new IllegalStateException("Redis returned no reply to the release of lock '" + name + "'");
+		}
+		if (reply == 1 || reply == 3) {
+			return Release.RELEASED;
+		}
+		return (reply == 0) ? Release.DECREMENTED : Release.NOT_HELD;
+	}
+
+	static long number(List<?> reply, int index, String name) {
+		if (reply == null || reply.size() <= index || !(reply.get(index) instanceof Number number)) {
+			throw new IllegalStateException("Unexpected Redis reply " + reply + " for lock '" + name + "'");
+		}
+		return number.longValue();
+	}
+
+}
