@@ -13,6 +13,7 @@ import java.util.function.Consumer;
 
 
 import io.distlock.LockBackendException;
+import io.distlock.LockSettings;
 import io.distlock.core.LockBackend;
 import io.distlock.core.LockNotice;
 import io.distlock.redis.RedisFailures;
@@ -55,9 +56,7 @@ public final class RedlockBackend implements LockBackend {
 	 * @param settings the algorithm's tuning
 	 */
 	public RedlockBackend(List<RedisNode> nodes, RedlockSettings settings) {
-		if (nodes.size() < 3) {
-			throw new IllegalArgumentException("Redlock needs at least 3 independent nodes, not " + nodes.size());
-		}
+		LockSettings.redlockMasters(nodes.size());
 		this.settings = settings;
 		this.quorum = RedlockMath.quorum(nodes.size());
 		this.nodes = new RedlockFanOut(nodes, this.quorum, settings.nodeTimeout());
