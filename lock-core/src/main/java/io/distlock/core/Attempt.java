@@ -148,7 +148,7 @@ final class Attempt {
 		switch (result.status()) {
 			case ACQUIRED -> {
 				if (hold == null) {
-					record(result.token(), result.holdId(), start + result.validity().toNanos());
+					record(result.token(), result.attemptId(), start + result.validity().toNanos());
 				}
 				else {
 					hold.count(held + 1);
@@ -191,8 +191,8 @@ final class Attempt {
 		this.engine.watchdog.extendHandedOver(hold, lease());
 	}
 
-	private Hold record(long token, String holdId, long confirmedUntilNanos) {
-		Hold hold = new Hold(this.name, this.owner, token, holdId, this.explicitLease == null,
+	private Hold record(long token, String attemptId, long confirmedUntilNanos) {
+		Hold hold = new Hold(this.name, this.owner, token, attemptId, this.explicitLease == null,
 				this.engine.options.clock().instant(), this.threadBound ? Thread.currentThread() : null);
 		// Confirmed before it is visible: the watchdog must never see a hold with no lease yet.
 		hold.confirmedUntil(confirmedUntilNanos);

@@ -45,7 +45,7 @@ final class FencingTokens {
 		}
 		long token;
 		try {
-			token = this.engine.backend.issueToken(hold.name, hold.owner, hold.holdId);
+			token = this.engine.backend.issueToken(hold.name, hold.owner, hold.attemptId);
 		}
 		catch (RuntimeException ex) {
 			throw this.engine.backendFailure(hold.name, "no fencing token could be issued: ", ex);

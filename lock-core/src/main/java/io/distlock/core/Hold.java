@@ -27,8 +27,8 @@ final class Hold {
 	/** The fencing token; {@link LockBackend.Acquisition#TOKEN_ON_REQUEST} until the owner first asks. */
 	volatile long token;
 
-	/** The backend's id of this hold, passed back on release; may be null. */
-	final String holdId;
+	/** The id of the attempt that took this hold, which names it to the backend on release; may be null. */
+	final String attemptId;
 
 	final boolean watchdog;
 
@@ -65,11 +65,11 @@ final class Hold {
 
 	private final AtomicReference<LostHold> lost = new AtomicReference<>();
 
-	Hold(String name, String owner, long token, String holdId, boolean watchdog, Instant since, Thread thread) {
+	Hold(String name, String owner, long token, String attemptId, boolean watchdog, Instant since, Thread thread) {
 		this.name = name;
 		this.owner = owner;
 		this.token = token;
-		this.holdId = holdId;
+		this.attemptId = attemptId;
 		this.watchdog = watchdog;
 		this.since = since;
 		// No thread for a hold owned by work: it lives until released, whichever thread ends the work.

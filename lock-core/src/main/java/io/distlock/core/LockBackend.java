@@ -93,7 +93,7 @@ public interface LockBackend extends AutoCloseable {
 	 * @param queueFor how long the owner stays queued without calling again; zero: do not queue
 	 * @param ticket names this waiting attempt in the hand-off message, so that a message arriving
 	 * late is not taken by a later attempt of the same owner; a hold handed to the attempt has its
-	 * ticket as its {@link Acquisition#holdId()}
+	 * ticket as its {@link Acquisition#attemptId()}
 	 * @return the outcome; {@link Acquisition.Status#ACQUIRED} also when the lock was handed over
 	 */
 	default Acquisition acquire(String name, String owner, int heldCount, Duration lease, Duration queueFor,
@@ -127,26 +127,26 @@ public interface LockBackend extends AutoCloseable {
 
 	/**
 	 * Releases as {@link #release(String, String, int)}, but only the hold identified by
-	 * {@code holdId}: a release that reaches a server late must not free the hold the same owner took
+	 * {@code attemptId}: a release that reaches a server late must not free the hold the same owner took
 	 * after it (Redlock, where one node may apply a release after the next acquisition).
-	 * @param holdId the {@link Acquisition#holdId()} of the acquisition being released, or {@code null}
+	 * @param attemptId the {@link Acquisition#attemptId()} of the acquisition being released, or {@code null}
 	 * @return the outcome
 	 */
-	default Release release(String name, String owner, int heldCount, String holdId) {
+	default Release release(String name, String owner, int heldCount, String attemptId) {
 		return release(name, owner, heldCount);
 	}
 
 	/**
 	 * Releases as {@link #release(String, String, int, String)}, waiting at most {@code within}. A
 	 * backend that re-sends commands after a reconnect recognises a copy of a release it already
-	 * applied by {@code holdId}, so that only a hold that is really gone is answered {@link Release#NOT_HELD}.
+	 * applied by {@code attemptId}, so that only a hold that is really gone is answered {@link Release#NOT_HELD}.
 	 * @param token the hold's fencing token, {@link Acquisition#NO_TOKEN} or {@link Acquisition#TOKEN_ON_REQUEST}
 	 * @param within how long the caller can wait for the answer; {@code null}: the backend's own
 	 * timeout. A backend that cannot bound its calls may take longer.
 	 * @return the outcome
 	 */
-	default Release release(String name, String owner, int heldCount, String holdId, long token, Duration within) {
-		return release(name, owner, heldCount, holdId);
+	default Release release(String name, String owner, int heldCount, String attemptId, long token, Duration within) {
+		return release(name, owner, heldCount, attemptId);
 	}
 
 	/**
@@ -155,10 +155,10 @@ public interface LockBackend extends AutoCloseable {
 	 * tokens of all the lock's earlier holders.
 	 * @param name the lock's name
 	 * @param owner the owner id
-	 * @param holdId the hold's {@link Acquisition#holdId()}, or {@code null}
+	 * @param attemptId the hold's {@link Acquisition#attemptId()}, or {@code null}
 	 * @return the token, or {@link Acquisition#NO_TOKEN} if the owner no longer holds the lock
 	 */
-	default long issueToken(String name, String owner, String holdId) {
+	default long issueToken(String name, String owner, String attemptId) {
 		throw new UnsupportedOperationException(getClass().getSimpleName() + " issues fencing tokens with each acquisition");
 	}
 
@@ -255,10 +255,11 @@ public interface LockBackend extends AutoCloseable {
 	 * @param ttl the other holder's remaining lease when {@link Status#HELD_BY_OTHER}
 	 * @param validity when acquired, how long from the start of the call the hold is guaranteed
 	 * (the lease, less what the backend must allow for elapsed time and clock drift)
-	 * @param holdId when acquired, what identifies this hold to {@link #release(String, String, int, String)},
+	 * @param attemptId when acquired, the id of the attempt that took the hold, which also names the hold to
+	 * {@link #release(String, String, int, String)}; or {@code null}
 	 * or {@code null}
 	 */
-	record Acquisition(Status status, long token, Duration ttl, Duration validity, String holdId) {
+	record Acquisition(Status status, long token, Duration ttl, Duration validity, String attemptId) {
 
 		/** The token of a backend that cannot issue sound fencing tokens. */
 		public static final long NO_TOKEN = -1;
@@ -291,11 +292,11 @@ public interface LockBackend extends AutoCloseable {
 		/**
 		 * @param token the fencing token, or {@link #NO_TOKEN}
 		 * @param validity how long the hold is guaranteed from the start of the call
-		 * @param holdId what identifies the hold to a later release, or {@code null}
+		 * @param attemptId what identifies the hold to a later release, or {@code null}
 		 * @return an acquired outcome
 		 */
-		public static Acquisition acquired(long token, Duration validity, String holdId) {
-			return new Acquisition(Status.ACQUIRED, token, Duration.ZERO, validity, holdId);
+		public static Acquisition acquired(long token, Duration validity, String attemptId) {
+			return new Acquisition(Status.ACQUIRED, token, Duration.ZERO, validity, attemptId);
 		}
 
 		/**

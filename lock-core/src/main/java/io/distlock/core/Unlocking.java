@@ -86,7 +86,7 @@ final class Unlocking {
 			// Bounded by the lease: past it the hold is gone anyway, and the caller must not hang on a dead backend.
 			Duration within = Hold.waitWithin(List.of(hold), System.nanoTime()).plus(LockEngine.RELEASE_MIN_WAIT);
 			result = keeping ? keepFor(hold, keep, within)
-					: this.engine.backend.release(name, owner, held, hold.holdId, hold.token, within);
+					: this.engine.backend.release(name, owner, held, hold.attemptId, hold.token, within);
 		}
 		catch (RuntimeException ex) {
 			// Whether the release reached the backend is unknown. Renewing on would keep the lock
@@ -131,7 +131,7 @@ final class Unlocking {
 	private void cleanUpLostHold(Hold hold) {
 		try {
 			// The hold may still exist if only the renewal failed (e.g. a network blip); free it for others.
-			this.engine.backend.release(hold.name, hold.owner, 1, hold.holdId, hold.token, LockEngine.RELEASE_MIN_WAIT);
+			this.engine.backend.release(hold.name, hold.owner, 1, hold.attemptId, hold.token, LockEngine.RELEASE_MIN_WAIT);
 		}
 		catch (RuntimeException ex) {
 			log.debug("Could not clean up lost hold of lock '{}' by {}", hold.name, hold.owner, ex);

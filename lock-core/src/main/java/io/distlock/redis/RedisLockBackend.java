@@ -110,12 +110,12 @@ public final class RedisLockBackend implements LockBackend {
 
 	/**
 	 * Releases as {@link #release(String, String, int)}, but only the hold the given attempt took.
-	 * @param holdId the hold's {@link Acquisition#holdId()} (the engine's ticket, or Redlock's attempt
+	 * @param attemptId the hold's {@link Acquisition#attemptId()} (the engine's ticket, or Redlock's attempt
 	 * id), or {@code null}/empty for whatever hold the owner has
 	 */
 	@Override
-	public Release release(String name, String owner, int heldCount, String holdId) {
-		return release(name, owner, heldCount, holdId, Acquisition.NO_TOKEN, null);
+	public Release release(String name, String owner, int heldCount, String attemptId) {
+		return release(name, owner, heldCount, attemptId, Acquisition.NO_TOKEN, null);
 	}
 
 	/**
@@ -124,14 +124,14 @@ public final class RedisLockBackend implements LockBackend {
 	 * {@link Release#NOT_HELD} (see {@code release.lua}'s release marker).
 	 */
 	@Override
-	public Release release(String name, String owner, int heldCount, String holdId, long token, Duration within) {
-		return this.calls.release(name, owner, heldCount, holdId, within);
+	public Release release(String name, String owner, int heldCount, String attemptId, long token, Duration within) {
+		return this.calls.release(name, owner, heldCount, attemptId, within);
 	}
 
 	/** Issues the token with {@code token.lua}, on the hold's first request for it. */
 	@Override
-	public long issueToken(String name, String owner, String holdId) {
-		return this.calls.issueToken(name, owner, holdId);
+	public long issueToken(String name, String owner, String attemptId) {
+		return this.calls.issueToken(name, owner, attemptId);
 	}
 
 	/** Leaves without waiting long for Redis's answer (see {@link RedisLockCalls#leaveQueue}). */

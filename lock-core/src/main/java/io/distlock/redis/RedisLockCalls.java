@@ -166,12 +166,12 @@ final class RedisLockCalls {
 	}
 
 	/**
-	 * @param holdId the hold's id, or {@code null}/empty for whatever hold the owner has
+	 * @param attemptId the hold's id, or {@code null}/empty for whatever hold the owner has
 	 * @param within how long to wait on the shared connection, or {@code null} for its command timeout
 	 */
-	Release release(String name, String owner, int heldCount, String holdId, Duration within) {
+	Release release(String name, String owner, int heldCount, String attemptId, Duration within) {
 		Long reply = eval(LockScripts.RELEASE, ScriptOutputType.INTEGER, this.keys.releaseKeys(name, owner), within,
-				owner, String.valueOf(heldCount), this.keys.releaseChannel(name), "", (holdId != null) ? holdId : "",
+				owner, String.valueOf(heldCount), this.keys.releaseChannel(name), "", (attemptId != null) ? attemptId : "",
 				HAND_OFF_LEASE, this.grantChannelPrefix, this.restartGrace);
 		return RedisReplies.release(reply, name);
 	}
@@ -180,17 +180,17 @@ final class RedisLockCalls {
 	 * {@link #release} without blocking the calling thread; needs {@link #prepareAsync()}.
 	 * @return the outcome, when Redis answers
 	 */
-	CompletableFuture<Release> releaseAsync(String name, String owner, int heldCount, String holdId) {
+	CompletableFuture<Release> releaseAsync(String name, String owner, int heldCount, String attemptId) {
 		return this.direct.<Long>callAsync(LockScripts.RELEASE, ScriptOutputType.INTEGER,
 				this.keys.releaseKeys(name, owner), owner, String.valueOf(heldCount), this.keys.releaseChannel(name), "",
-				(holdId != null) ? holdId : "", HAND_OFF_LEASE, this.grantChannelPrefix, this.restartGrace)
+				(attemptId != null) ? attemptId : "", HAND_OFF_LEASE, this.grantChannelPrefix, this.restartGrace)
 			.thenApply(reply -> RedisReplies.release(reply, name));
 	}
 
 	/** Issues the token with {@code token.lua}, on the hold's first request for it. */
-	long issueToken(String name, String owner, String holdId) {
+	long issueToken(String name, String owner, String attemptId) {
 		Long reply = eval(LockScripts.TOKEN, ScriptOutputType.INTEGER, this.keys.tokenKeys(name), owner,
-				(holdId != null) ? holdId : "", this.restartGrace);
+				(attemptId != null) ? attemptId : "", this.restartGrace);
 		if (reply == null) {
 			throw new IllegalStateException("Redis returned no reply to the fencing token request of lock '" + name + "'");
 		}

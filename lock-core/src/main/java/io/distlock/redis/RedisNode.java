@@ -119,20 +119,20 @@ public final class RedisNode implements AutoCloseable {
 
 	/**
 	 * Releases one hold, but only the hold the given attempt took.
-	 * @param holdId the attempt id given to {@link #acquire}, or {@code null}/empty for whatever hold
+	 * @param attemptId the attempt id given to {@link #acquire}, or {@code null}/empty for whatever hold
 	 * the owner has
 	 * @return the outcome
 	 */
-	public Release release(String name, String owner, int heldCount, String holdId) {
-		return this.backend.release(name, owner, heldCount, holdId);
+	public Release release(String name, String owner, int heldCount, String attemptId) {
+		return this.backend.release(name, owner, heldCount, attemptId);
 	}
 
 	/**
 	 * {@link #release} without blocking the calling thread; needs {@link #prepareAsync()}.
 	 * @return the outcome, when Redis answers
 	 */
-	public CompletableFuture<Release> releaseAsync(String name, String owner, int heldCount, String holdId) {
-		return this.calls.releaseAsync(name, owner, heldCount, holdId);
+	public CompletableFuture<Release> releaseAsync(String name, String owner, int heldCount, String attemptId) {
+		return this.calls.releaseAsync(name, owner, heldCount, attemptId);
 	}
 
 	/**

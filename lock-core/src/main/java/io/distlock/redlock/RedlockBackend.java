@@ -134,13 +134,13 @@ public final class RedlockBackend implements LockBackend {
 	}
 
 	/**
-	 * Releases on every node, but only the hold taken by attempt {@code holdId}: the release returns
+	 * Releases on every node, but only the hold taken by attempt {@code attemptId}: the release returns
 	 * once a majority answered, and the rest may reach their nodes after the owner's next acquisition.
 	 */
 	@Override
-	public Release release(String name, String owner, int heldCount, String holdId) {
-		List<Reply<Release>> replies = this.nodes.decide(node -> node.releaseAsync(name, owner, heldCount, holdId),
-				node -> node.release(name, owner, heldCount, holdId),
+	public Release release(String name, String owner, int heldCount, String attemptId) {
+		List<Reply<Release>> replies = this.nodes.decide(node -> node.releaseAsync(name, owner, heldCount, attemptId),
+				node -> node.release(name, owner, heldCount, attemptId),
 				received -> received.stream().filter(Reply::answered).count() >= this.quorum);
 		if (replies.stream().noneMatch(Reply::answered)) {
 			throw new LockBackendException(name, "Lock '" + name + "': no Redlock node answered the release: "

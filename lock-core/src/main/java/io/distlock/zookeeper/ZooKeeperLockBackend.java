@@ -148,7 +148,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 	}
 
 	@Override
-	public Release release(String name, String owner, int heldCount, String holdId, long token, Duration within) {
+	public Release release(String name, String owner, int heldCount, String attemptId, long token, Duration within) {
 		return this.deletions.release(name, owner, heldCount, within);
 	}
 

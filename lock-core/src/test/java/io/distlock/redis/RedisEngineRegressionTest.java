@@ -289,13 +289,13 @@ class RedisEngineRegressionTest {
 		// As the engine calls it: the attempt's ticket becomes the hold's id, which the release names.
 		Acquisition taken = backend.acquire("twice", "a:1", 0, lease, Duration.ZERO, "ticket-1");
 		assertThat(taken.status()).isEqualTo(Acquisition.Status.ACQUIRED);
-		assertThat(taken.holdId()).isEqualTo("ticket-1");
-		assertThat(backend.release("twice", "a:1", 1, taken.holdId())).isEqualTo(Release.RELEASED);
-		assertThat(backend.release("twice", "a:1", 1, taken.holdId())).as("the copy").isEqualTo(Release.RELEASED);
+		assertThat(taken.attemptId()).isEqualTo("ticket-1");
+		assertThat(backend.release("twice", "a:1", 1, taken.attemptId())).isEqualTo(Release.RELEASED);
+		assertThat(backend.release("twice", "a:1", 1, taken.attemptId())).as("the copy").isEqualTo(Release.RELEASED);
 		// A release of a hold that is gone without having been released is not mistaken for a copy.
 		Acquisition next = backend.acquire("twice", "a:1", 0, lease, Duration.ZERO, "ticket-2");
 		this.clients.template().delete("distlock:{twice}");
-		assertThat(backend.release("twice", "a:1", 1, next.holdId())).isEqualTo(Release.NOT_HELD);
+		assertThat(backend.release("twice", "a:1", 1, next.attemptId())).isEqualTo(Release.NOT_HELD);
 		// Whatever recognises the copy does not keep the lock from others.
 		assertThat(backend.acquire("twice", "b:1", 0, lease).status()).isEqualTo(Acquisition.Status.ACQUIRED);
 		assertThat(backend.release("twice", "b:1", 1)).isEqualTo(Release.RELEASED);

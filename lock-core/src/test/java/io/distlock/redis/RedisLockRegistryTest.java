@@ -192,7 +192,7 @@ class RedisLockRegistryTest {
 		// same thread's next acquisition there. Deleting that hold would let another client in.
 		RedisNode node = new RedisNode(this.clients.connectionFactory(), "distlock", Duration.ZERO);
 		node.acquire("late-release", "c:1", 0, Duration.ofSeconds(30), "attempt-1");
-		assertThat(node.acquire("late-release", "c:1", 0, Duration.ofSeconds(30), "attempt-2").holdId())
+		assertThat(node.acquire("late-release", "c:1", 0, Duration.ofSeconds(30), "attempt-2").attemptId())
 			.isEqualTo("attempt-2");
 		assertThat(node.release("late-release", "c:1", 1, "attempt-1")).isEqualTo(Release.NOT_HELD);
 		assertThat(node.isHeldBy("late-release", "c:1")).isTrue();

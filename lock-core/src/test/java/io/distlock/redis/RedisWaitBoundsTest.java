@@ -272,13 +272,13 @@ class RedisWaitBoundsTest {
 		}
 
 		@Override
-		public Release release(String name, String owner, int heldCount, String holdId) {
-			return this.backend.release(name, owner, heldCount, holdId);
+		public Release release(String name, String owner, int heldCount, String attemptId) {
+			return this.backend.release(name, owner, heldCount, attemptId);
 		}
 
 		@Override
-		public Release release(String name, String owner, int heldCount, String holdId, long token, Duration within) {
-			return this.backend.release(name, owner, heldCount, holdId, token, within);
+		public Release release(String name, String owner, int heldCount, String attemptId, long token, Duration within) {
+			return this.backend.release(name, owner, heldCount, attemptId, token, within);
 		}
 
 		@Override
