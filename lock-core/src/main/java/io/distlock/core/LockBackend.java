@@ -36,6 +36,7 @@ public interface LockBackend extends AutoCloseable {
 	/**
 	 * Refuses a name this backend cannot keep as it is; called on every name a caller passes, after
 	 * the checks every backend shares (not blank, whole characters), before any other call sees it.
+	 * A backend that wraps another forwards this call too, or the other's rules are lost.
 	 * @param name a name that is not blank and has no unpaired surrogate
 	 * @return the name
 	 * @throws IllegalArgumentException naming what is wrong with it and what to do
