@@ -15,16 +15,13 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.distlock.DistLock;
-import io.distlock.embedded.RedisClusterProcess;
 import io.distlock.embedded.RedisServerProcess;
+import io.distlock.testing.RedisClusterExtension;
 import io.distlock.testing.ThreadStates;
 
 /**
@@ -34,30 +31,11 @@ import io.distlock.testing.ThreadStates;
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class RedisClusterLockTest {
 
-	private static RedisClusterProcess cluster;
+	@RegisterExtension
+	static final RedisClusterExtension redisCluster = new RedisClusterExtension();
 
-	private RedisTestClients clients;
-
-	@BeforeAll
-	static void startCluster() {
-		cluster = RedisClusterProcess.start(3);
-	}
-
-	@AfterAll
-	static void stopCluster() {
-		cluster.close();
-	}
-
-	@BeforeEach
-	void setUp() {
-		cluster.flushAll();
-		this.clients = new RedisTestClients(cluster);
-	}
-
-	@AfterEach
-	void tearDown() throws Exception {
-		this.clients.close();
-	}
+	@RegisterExtension
+	final RedisClientsExtension clients = RedisClientsExtension.of(redisCluster);
 
 	@Test
 	void aLocksKeysShareItsSlotAndFencingCountersStayFew() {
@@ -163,7 +141,7 @@ class RedisClusterLockTest {
 
 	private List<String> namesOnEachMaster() {
 		List<String> names = new ArrayList<>();
-		int masters = cluster.masters().size();
+		int masters = redisCluster.cluster().masters().size();
 		for (int master = 0; master < masters; master++) {
 			int from = master * 16384 / masters;
 			int to = (master + 1) * 16384 / masters;
@@ -180,7 +158,7 @@ class RedisClusterLockTest {
 
 	private List<Long> keysPerMaster() {
 		List<Long> counts = new ArrayList<>();
-		for (RedisServerProcess master : cluster.masters()) {
+		for (RedisServerProcess master : redisCluster.cluster().masters()) {
 			counts.add(Long.parseLong(master.query("DBSIZE").trim()));
 		}
 		return counts;
@@ -188,7 +166,7 @@ class RedisClusterLockTest {
 
 	private long countKeys(String pattern) {
 		long count = 0;
-		for (RedisServerProcess master : cluster.masters()) {
+		for (RedisServerProcess master : redisCluster.cluster().masters()) {
 			count += master.query("KEYS", pattern).lines().filter(line -> !line.isBlank()).count();
 		}
 		return count;
