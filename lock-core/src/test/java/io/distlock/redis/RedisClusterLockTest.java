@@ -8,7 +8,6 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -21,6 +20,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.distlock.DistLock;
 import io.distlock.embedded.RedisServerProcess;
+import io.distlock.testing.HoldsOnThreads;
 import io.distlock.testing.RedisClusterExtension;
 import io.distlock.testing.ThreadStates;
 
@@ -70,31 +70,12 @@ class RedisClusterLockTest {
 		// 3 s: renewals must not fall behind a lease on a loaded machine.
 		RedisLockRegistry registry = this.clients.registry(Duration.ofSeconds(3));
 		int holds = 120;
-		ExecutorService threads = Executors.newFixedThreadPool(holds);
-		CountDownLatch allHeld = new CountDownLatch(holds);
-		CountDownLatch release = new CountDownLatch(1);
-		try {
-			for (int i = 0; i < holds; i++) {
-				DistLock lock = registry.getLock("spread:" + i);
-				threads.submit(() -> {
-					lock.lock();
-					allHeld.countDown();
-					release.await();
-					lock.unlock();
-					return null;
-				});
-			}
-			assertThat(allHeld.await(30, TimeUnit.SECONDS)).isTrue();
+		try (HoldsOnThreads held = HoldsOnThreads.take(registry, "spread:", holds)) {
 			assertThat(keysPerMaster()).allSatisfy(count -> assertThat(count).isPositive());
 			long before = registry.watchdogRenewals();
 			// Five rounds (a third of a lease apart) outlast every lease taken before them.
 			await().atMost(Duration.ofSeconds(30)).until(() -> registry.watchdogRenewals() >= before + 5L * holds);
 			assertThat(countKeys("distlock:{spread:*}")).as("every lock is still held, a lease later").isEqualTo(holds);
-		}
-		finally {
-			release.countDown();
-			threads.shutdown();
-			threads.awaitTermination(20, TimeUnit.SECONDS);
 		}
 		assertThat(registry.heldLocks()).isEmpty();
 		assertThat(countKeys("distlock:{spread:*}")).isZero();

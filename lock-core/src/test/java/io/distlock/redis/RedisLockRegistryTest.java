@@ -27,6 +27,7 @@ import io.distlock.LostHold;
 import io.distlock.core.EngineProbe;
 import io.distlock.core.LockBackend.Acquisition;
 import io.distlock.core.LockBackend.Release;
+import io.distlock.testing.HoldsOnThreads;
 import io.distlock.testing.RedisServerExtension;
 
 /**
@@ -282,31 +283,12 @@ class RedisLockRegistryTest {
 		// 3 s: renewing 600 holds must not fall behind a lease on a loaded machine.
 		RedisLockRegistry registry = this.clients.registry(Duration.ofSeconds(3));
 		int holds = 600;
-		ExecutorService threads = Executors.newFixedThreadPool(holds);
-		CountDownLatch allHeld = new CountDownLatch(holds);
-		CountDownLatch release = new CountDownLatch(1);
-		try {
-			for (int i = 0; i < holds; i++) {
-				DistLock lock = registry.getLock("batch:" + i);
-				threads.submit(() -> {
-					lock.lock();
-					allHeld.countDown();
-					release.await();
-					lock.unlock();
-					return null;
-				});
-			}
-			assertThat(allHeld.await(30, TimeUnit.SECONDS)).isTrue();
+		try (HoldsOnThreads held = HoldsOnThreads.take(registry, "batch:", holds)) {
 			long before = registry.watchdogRenewals();
 			// Five rounds (a third of a lease apart) outlast every lease taken before them.
 			await().atMost(Duration.ofSeconds(30)).until(() -> registry.watchdogRenewals() >= before + 5L * holds);
 			// A lease later, every lock is still there.
 			assertThat(this.clients.redis().keys("distlock:{batch:*")).hasSize(holds);
-		}
-		finally {
-			release.countDown();
-			threads.shutdown();
-			threads.awaitTermination(20, TimeUnit.SECONDS);
 		}
 		assertThat(registry.heldLocks()).isEmpty();
 	}
