@@ -11,11 +11,9 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneId;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -26,6 +24,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 
 import io.distlock.core.LockEngineOptions;
+import io.distlock.testing.ClosedAfterEach;
 import io.distlock.testing.DatabaseServerExtension;
 
 /**
@@ -43,20 +42,14 @@ class MariaDbClockTest {
 	@RegisterExtension
 	static final DatabaseServerExtension database = DatabaseServerExtension.mariaDb(BERLIN);
 
-	private final List<AutoCloseable> opened = new ArrayList<>();
+	@RegisterExtension
+	final ClosedAfterEach opened = new ClosedAfterEach();
 
 	@BeforeEach
 	void schema() {
 		HikariDataSource setup = dataSource(null);
 		new JdbcLockBackend(setup, "distributed_locks").createSchema();
 		new JdbcTemplate(setup).update("DELETE FROM distributed_locks");
-	}
-
-	@AfterEach
-	void close() throws Exception {
-		for (int i = this.opened.size() - 1; i >= 0; i--) {
-			this.opened.get(i).close();
-		}
 	}
 
 	@Test
