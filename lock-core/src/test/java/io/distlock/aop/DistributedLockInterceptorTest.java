@@ -6,13 +6,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -30,6 +28,7 @@ import io.distlock.annotation.DistributedLock;
 import io.distlock.annotation.LockContext;
 import io.distlock.core.LockEngineOptions;
 import io.distlock.redis.RedisLockRegistry;
+import io.distlock.testing.ClosedAfterEach;
 import io.distlock.testing.RedisServerExtension;
 
 /**
@@ -42,14 +41,8 @@ class DistributedLockInterceptorTest {
 	@RegisterExtension
 	static final RedisServerExtension redis = new RedisServerExtension();
 
-	private final List<AutoCloseable> opened = new ArrayList<>();
-
-	@AfterEach
-	void close() throws Exception {
-		for (int i = this.opened.size() - 1; i >= 0; i--) {
-			this.opened.get(i).close();
-		}
-	}
+	@RegisterExtension
+	final ClosedAfterEach opened = new ClosedAfterEach();
 
 	@ParameterizedTest
 	@MethodSource("neitherBackendFailureNorInterrupt")

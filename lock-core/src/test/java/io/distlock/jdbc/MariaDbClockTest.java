@@ -11,24 +11,21 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneId;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 
 import io.distlock.core.LockEngineOptions;
-import io.distlock.testing.MariaDbServerProcess;
+import io.distlock.testing.ClosedAfterEach;
+import io.distlock.testing.DatabaseServerExtension;
 
 /**
  * The database clock of a MySQL/MariaDB server whose time zone observes daylight saving time, on the
@@ -42,24 +39,11 @@ class MariaDbClockTest {
 
 	private static final ZoneId BERLIN = ZoneId.of("Europe/Berlin");
 
-	private static MariaDbServerProcess server;
+	@RegisterExtension
+	static final DatabaseServerExtension database = DatabaseServerExtension.mariaDb(BERLIN);
 
-	private final List<AutoCloseable> opened = new ArrayList<>();
-
-	@BeforeAll
-	static void startServer() {
-		// Reported as skipped, not passed, where MariaDB is missing; .ci/run installs it.
-		Assumptions.assumeTrue(MariaDbServerProcess.installed(),
-				"MariaDB's server binaries are not installed (apt-get install mariadb-server)");
-		server = MariaDbServerProcess.start(BERLIN);
-	}
-
-	@AfterAll
-	static void stopServer() {
-		if (server != null) {
-			server.close();
-		}
-	}
+	@RegisterExtension
+	final ClosedAfterEach opened = new ClosedAfterEach();
 
 	@BeforeEach
 	void schema() {
@@ -68,16 +52,9 @@ class MariaDbClockTest {
 		new JdbcTemplate(setup).update("DELETE FROM distributed_locks");
 	}
 
-	@AfterEach
-	void close() throws Exception {
-		for (int i = this.opened.size() - 1; i >= 0; i--) {
-			this.opened.get(i).close();
-		}
-	}
-
 	@Test
 	void databaseClockReadsTheTrueEpochTimeWhileTheClocksGoBack() throws SQLException {
-		try (Connection connection = DriverManager.getConnection(server.jdbcUrl())) {
+		try (Connection connection = DriverManager.getConnection(database.server().jdbcUrl())) {
 			// The server really runs in Berlin time, and a reading through the session's zone really
 			// is an hour off there: the trap this test must be able to catch is set.
 			assertThat(query(connection, "SELECT @@system_time_zone", null)).isIn("CET", "CEST");
@@ -133,7 +110,7 @@ class MariaDbClockTest {
 
 	private HikariDataSource dataSource(Instant frozenAt) {
 		HikariConfig config = new HikariConfig();
-		config.setJdbcUrl(server.jdbcUrl());
+		config.setJdbcUrl(database.server().jdbcUrl());
 		config.setMaximumPoolSize(2);
 		if (frozenAt != null) {
 			config.setConnectionInitSql("SET timestamp = " + epochSeconds(frozenAt));

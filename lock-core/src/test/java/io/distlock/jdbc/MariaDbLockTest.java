@@ -11,7 +11,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -25,6 +24,7 @@ import com.zaxxer.hikari.HikariDataSource;
 
 import io.distlock.DistLock;
 import io.distlock.core.LockEngineOptions;
+import io.distlock.testing.ClosedAfterEach;
 import io.distlock.testing.DatabaseServerExtension;
 
 /**
@@ -37,20 +37,14 @@ class MariaDbLockTest {
 	@RegisterExtension
 	static final DatabaseServerExtension database = DatabaseServerExtension.mariaDb();
 
-	private final List<AutoCloseable> opened = new ArrayList<>();
+	@RegisterExtension
+	final ClosedAfterEach opened = new ClosedAfterEach();
 
 	@BeforeEach
 	void schema() {
 		HikariDataSource setup = dataSource();
 		new JdbcLockBackend(setup, "distributed_locks").createSchema();
 		new JdbcTemplate(setup).update("DELETE FROM distributed_locks");
-	}
-
-	@AfterEach
-	void close() throws Exception {
-		for (int i = this.opened.size() - 1; i >= 0; i--) {
-			this.opened.get(i).close();
-		}
 	}
 
 	private HikariDataSource dataSource() {

@@ -23,6 +23,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 
 import io.distlock.DistLock;
 import io.distlock.core.LockEngineOptions;
+import io.distlock.testing.ClosedAfterEach;
 import io.distlock.testing.RedisServerExtension;
 
 /**
@@ -39,16 +40,14 @@ class RedisAclTest {
 	@RegisterExtension
 	static final RedisServerExtension redisServer = new RedisServerExtension();
 
-	private final List<AutoCloseable> opened = new ArrayList<>();
+	@RegisterExtension
+	final ClosedAfterEach opened = new ClosedAfterEach();
 
 	private final ExecutorService threads = Executors.newCachedThreadPool();
 
 	@AfterEach
 	void tearDown() throws Exception {
 		this.threads.shutdownNow();
-		for (int i = this.opened.size() - 1; i >= 0; i--) {
-			this.opened.get(i).close();
-		}
 	}
 
 	@Test

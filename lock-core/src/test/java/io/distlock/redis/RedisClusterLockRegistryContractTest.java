@@ -1,9 +1,8 @@
 package io.distlock.redis;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
-import io.distlock.embedded.RedisClusterProcess;
+import io.distlock.testing.RedisClusterExtension;
 
 /**
  * The contract suite, unchanged, against a local Redis Cluster of three masters configured the
@@ -11,37 +10,27 @@ import io.distlock.embedded.RedisClusterProcess;
  */
 class RedisClusterLockRegistryContractTest extends RedisLockRegistryContract {
 
-	private static RedisClusterProcess cluster;
-
-	@BeforeAll
-	static void startCluster() {
-		cluster = RedisClusterProcess.start(3);
-	}
-
-	@AfterAll
-	static void stopCluster() {
-		cluster.close();
-	}
+	@RegisterExtension
+	static final RedisClusterExtension redisCluster = new RedisClusterExtension();
 
 	@Override
 	protected RedisTestClients freshClients() {
-		cluster.flushAll();
-		return new RedisTestClients(cluster);
+		return new RedisTestClients(redisCluster.cluster());
 	}
 
 	@Override
 	protected void flushServerSideScripts() {
-		cluster.onEachMaster("SCRIPT", "FLUSH");
+		redisCluster.cluster().onEachMaster("SCRIPT", "FLUSH");
 	}
 
 	@Override
 	protected void restartServers() {
-		cluster.restart();
+		redisCluster.cluster().restart();
 	}
 
 	@Override
 	protected void stopServers() {
-		cluster.kill();
+		redisCluster.cluster().kill();
 	}
 
 }

@@ -8,23 +8,20 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.distlock.DistLock;
-import io.distlock.embedded.RedisClusterProcess;
 import io.distlock.embedded.RedisServerProcess;
+import io.distlock.testing.HoldsOnThreads;
+import io.distlock.testing.RedisClusterExtension;
 import io.distlock.testing.ThreadStates;
 
 /**
@@ -34,30 +31,11 @@ import io.distlock.testing.ThreadStates;
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class RedisClusterLockTest {
 
-	private static RedisClusterProcess cluster;
+	@RegisterExtension
+	static final RedisClusterExtension redisCluster = new RedisClusterExtension();
 
-	private RedisTestClients clients;
-
-	@BeforeAll
-	static void startCluster() {
-		cluster = RedisClusterProcess.start(3);
-	}
-
-	@AfterAll
-	static void stopCluster() {
-		cluster.close();
-	}
-
-	@BeforeEach
-	void setUp() {
-		cluster.flushAll();
-		this.clients = new RedisTestClients(cluster);
-	}
-
-	@AfterEach
-	void tearDown() throws Exception {
-		this.clients.close();
-	}
+	@RegisterExtension
+	final RedisClientsExtension clients = RedisClientsExtension.of(redisCluster);
 
 	@Test
 	void aLocksKeysShareItsSlotAndFencingCountersStayFew() {
@@ -92,31 +70,12 @@ class RedisClusterLockTest {
 		// 3 s: renewals must not fall behind a lease on a loaded machine.
 		RedisLockRegistry registry = this.clients.registry(Duration.ofSeconds(3));
 		int holds = 120;
-		ExecutorService threads = Executors.newFixedThreadPool(holds);
-		CountDownLatch allHeld = new CountDownLatch(holds);
-		CountDownLatch release = new CountDownLatch(1);
-		try {
-			for (int i = 0; i < holds; i++) {
-				DistLock lock = registry.getLock("spread:" + i);
-				threads.submit(() -> {
-					lock.lock();
-					allHeld.countDown();
-					release.await();
-					lock.unlock();
-					return null;
-				});
-			}
-			assertThat(allHeld.await(30, TimeUnit.SECONDS)).isTrue();
+		try (HoldsOnThreads held = HoldsOnThreads.take(registry, "spread:", holds)) {
 			assertThat(keysPerMaster()).allSatisfy(count -> assertThat(count).isPositive());
 			long before = registry.watchdogRenewals();
 			// Five rounds (a third of a lease apart) outlast every lease taken before them.
 			await().atMost(Duration.ofSeconds(30)).until(() -> registry.watchdogRenewals() >= before + 5L * holds);
 			assertThat(countKeys("distlock:{spread:*}")).as("every lock is still held, a lease later").isEqualTo(holds);
-		}
-		finally {
-			release.countDown();
-			threads.shutdown();
-			threads.awaitTermination(20, TimeUnit.SECONDS);
 		}
 		assertThat(registry.heldLocks()).isEmpty();
 		assertThat(countKeys("distlock:{spread:*}")).isZero();
@@ -163,7 +122,7 @@ class RedisClusterLockTest {
 
 	private List<String> namesOnEachMaster() {
 		List<String> names = new ArrayList<>();
-		int masters = cluster.masters().size();
+		int masters = redisCluster.cluster().masters().size();
 		for (int master = 0; master < masters; master++) {
 			int from = master * 16384 / masters;
 			int to = (master + 1) * 16384 / masters;
@@ -180,7 +139,7 @@ class RedisClusterLockTest {
 
 	private List<Long> keysPerMaster() {
 		List<Long> counts = new ArrayList<>();
-		for (RedisServerProcess master : cluster.masters()) {
+		for (RedisServerProcess master : redisCluster.cluster().masters()) {
 			counts.add(Long.parseLong(master.query("DBSIZE").trim()));
 		}
 		return counts;
@@ -188,7 +147,7 @@ class RedisClusterLockTest {
 
 	private long countKeys(String pattern) {
 		long count = 0;
-		for (RedisServerProcess master : cluster.masters()) {
+		for (RedisServerProcess master : redisCluster.cluster().masters()) {
 			count += master.query("KEYS", pattern).lines().filter(line -> !line.isBlank()).count();
 		}
 		return count;

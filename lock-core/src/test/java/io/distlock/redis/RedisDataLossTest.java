@@ -12,7 +12,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -34,19 +33,14 @@ class RedisDataLossTest {
 
 	private static final Duration LEASE = Duration.ofSeconds(2);
 
-	private RedisTestClients clients;
+	@RegisterExtension
+	final RedisClientsExtension clients = RedisClientsExtension.of(redisServer);
 
 	private final ExecutorService threads = Executors.newCachedThreadPool();
-
-	@BeforeEach
-	void setUp() {
-		this.clients = new RedisTestClients(redisServer.server());
-	}
 
 	@AfterEach
 	void tearDown() throws Exception {
 		this.threads.shutdownNow();
-		this.clients.close();
 	}
 
 	@Test

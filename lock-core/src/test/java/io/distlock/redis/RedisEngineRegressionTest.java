@@ -19,11 +19,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.springframework.data.redis.core.StringRedisTemplate;
 
 import io.distlock.DistLock;
 import io.distlock.HoldInfo;
@@ -44,24 +42,16 @@ class RedisEngineRegressionTest {
 	@RegisterExtension
 	static final RedisServerExtension redisServer = new RedisServerExtension();
 
-	private RedisTestClients clients;
-
-	private StringRedisTemplate redis;
+	@RegisterExtension
+	final RedisClientsExtension clients = RedisClientsExtension.of(redisServer);
 
 	private final ExecutorService threads = Executors.newCachedThreadPool();
-
-	@BeforeEach
-	void setUp() {
-		this.clients = new RedisTestClients(redisServer.server());
-		this.redis = this.clients.template();
-	}
 
 	@AfterEach
 	void tearDown() throws Exception {
 		// A failed interrupt test must not leave the flag set for the clean-up.
 		Thread.interrupted();
 		this.threads.shutdownNow();
-		this.clients.close();
 	}
 
 	@Test
@@ -162,7 +152,7 @@ class RedisEngineRegressionTest {
 
 	/** @return how many owners wait in the lock's queue in Redis (arrival order is the hand-off order) */
 	private long queueLength(String name) {
-		Long length = this.redis.opsForList().size("distlock:{" + name + "}:queue");
+		Long length = this.clients.redis().opsForList().size("distlock:{" + name + "}:queue");
 		return (length != null) ? length : 0;
 	}
 
@@ -399,7 +389,7 @@ class RedisEngineRegressionTest {
 			DistLock kept = registry.getLock("slow-listener-kept");
 			doomed.lock();
 			kept.lock();
-			this.redis.delete("distlock:{slow-listener-doomed}");
+			this.clients.redis().delete("distlock:{slow-listener-doomed}");
 			assertThat(listenerCalled.await(10, TimeUnit.SECONDS)).as("the loss was reported").isTrue();
 			// The listener now blocks; the other hold must go on being renewed past several leases.
 			long renewals = registry.watchdogRenewals();

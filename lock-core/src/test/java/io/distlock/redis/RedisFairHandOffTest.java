@@ -19,12 +19,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.data.redis.connection.RedisConnection;
-import org.springframework.data.redis.core.StringRedisTemplate;
 
 import io.distlock.DistLock;
 import io.distlock.core.LockBackend.Acquisition;
@@ -41,22 +39,14 @@ class RedisFairHandOffTest {
 	@RegisterExtension
 	static final RedisServerExtension redisServer = new RedisServerExtension();
 
-	private RedisTestClients clients;
-
-	private StringRedisTemplate redis;
+	@RegisterExtension
+	final RedisClientsExtension clients = RedisClientsExtension.of(redisServer);
 
 	private final ExecutorService threads = Executors.newCachedThreadPool();
-
-	@BeforeEach
-	void setUp() {
-		this.clients = new RedisTestClients(redisServer.server());
-		this.redis = this.clients.template();
-	}
 
 	@AfterEach
 	void tearDown() throws Exception {
 		this.threads.shutdownNow();
-		this.clients.close();
 	}
 
 	@Test
@@ -91,7 +81,7 @@ class RedisFairHandOffTest {
 		assertThat(order).containsExactly("b", "c", "d", "e");
 		assertThat(tokens).isSorted().doesNotHaveDuplicates().allSatisfy(token -> assertThat(token).isGreaterThan(firstToken));
 		// Hand-offs write the counter, so later tokens rest on it, not on a clock a failover may set back.
-		assertThat(this.redis.opsForValue().get("distlock:fencing")).isEqualTo(Long.toString(tokens.get(3)));
+		assertThat(this.clients.redis().opsForValue().get("distlock:fencing")).isEqualTo(Long.toString(tokens.get(3)));
 		assertThat(lockState("fifo")).isEmpty();
 	}
 
@@ -186,7 +176,7 @@ class RedisFairHandOffTest {
 		assertThat(this.threads.submit(() -> other.tryLock(Duration.ofMillis(300))).get(10, TimeUnit.SECONDS)).isFalse();
 		assertThat(queueLength("impatient")).isZero();
 		holder.unlock();
-		assertThat(this.redis.hasKey("distlock:{impatient}")).as("freed, not handed to the departed waiter").isFalse();
+		assertThat(this.clients.redis().hasKey("distlock:{impatient}")).as("freed, not handed to the departed waiter").isFalse();
 	}
 
 	@Test
@@ -278,28 +268,28 @@ class RedisFairHandOffTest {
 		assertThatThrownBy(() -> waiting.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(IllegalStateException.class)
 			.hasMessageContaining("closed");
 		holder.unlock();
-		assertThat(this.redis.hasKey("distlock:{closing}")).as("freed, not handed to the closed client").isFalse();
+		assertThat(this.clients.redis().hasKey("distlock:{closing}")).as("freed, not handed to the closed client").isFalse();
 	}
 
 	/** The lock's keys but its owners' release markers, which lapse by themselves after 15 s. */
 	private Set<String> lockState(String name) {
-		Set<String> keys = new TreeSet<>(this.redis.keys("distlock:{" + name + "}*"));
+		Set<String> keys = new TreeSet<>(this.clients.redis().keys("distlock:{" + name + "}*"));
 		keys.removeIf(key -> key.startsWith("distlock:{" + name + "}:released:"));
 		return keys;
 	}
 
 	private long queueLength(String name) {
-		Long length = this.redis.opsForList().size("distlock:{" + name + "}:queue");
+		Long length = this.clients.redis().opsForList().size("distlock:{" + name + "}:queue");
 		return (length != null) ? length : 0;
 	}
 
 	private boolean lapsedFor(String name, String owner) {
-		Object entry = this.redis.opsForHash().get("distlock:{" + name + "}:queued", owner);
+		Object entry = this.clients.redis().opsForHash().get("distlock:{" + name + "}:queued", owner);
 		return entry != null && Long.parseLong(entry.toString().split(":")[0]) < redisMillis();
 	}
 
 	private long redisMillis() {
-		Long millis = this.redis.execute((org.springframework.data.redis.core.RedisCallback<Long>) connection -> connection
+		Long millis = this.clients.redis().execute((org.springframework.data.redis.core.RedisCallback<Long>) connection -> connection
 			.serverCommands()
 			.time(TimeUnit.MILLISECONDS));
 		return (millis != null) ? millis : 0;

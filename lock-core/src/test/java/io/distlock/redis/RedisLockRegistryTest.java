@@ -15,13 +15,10 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
 import org.springframework.data.redis.core.RedisCallback;
-import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.types.RedisClientInfo;
 
 import io.distlock.DistLock;
@@ -30,6 +27,7 @@ import io.distlock.LostHold;
 import io.distlock.core.EngineProbe;
 import io.distlock.core.LockBackend.Acquisition;
 import io.distlock.core.LockBackend.Release;
+import io.distlock.testing.HoldsOnThreads;
 import io.distlock.testing.RedisServerExtension;
 
 /**
@@ -42,22 +40,8 @@ class RedisLockRegistryTest {
 	@RegisterExtension
 	static final RedisServerExtension redisServer = new RedisServerExtension();
 
-	private RedisTestClients clients;
-
-	private StringRedisTemplate redis;
-
-
-
-	@BeforeEach
-	void setUp() {
-		this.clients = new RedisTestClients(redisServer.server());
-		this.redis = this.clients.template();
-	}
-
-	@AfterEach
-	void tearDown() throws Exception {
-		this.clients.close();
-	}
+	@RegisterExtension
+	final RedisClientsExtension clients = RedisClientsExtension.of(redisServer);
 
 	@Test
 	void lockIsAHashOfOwnerToHoldCountWithItsFencingToken() {
@@ -65,19 +49,19 @@ class RedisLockRegistryTest {
 		DistLock lock = registry.getLock("order:42");
 		lock.lock();
 		lock.lock();
-		Map<Object, Object> hash = this.redis.opsForHash().entries("distlock:{order:42}");
+		Map<Object, Object> hash = this.clients.redis().opsForHash().entries("distlock:{order:42}");
 		String owner = registry.options().clientId() + ":" + Thread.currentThread().getId();
 		// ':attempt' names the attempt that took the hold: only that attempt's release or clean-up may
 		// give it back. No fencing token until the holder asks for one: most never do.
 		assertThat(hash).containsEntry(owner, "2").containsKey(":attempt").hasSize(2);
 		long token = lock.getFencingToken();
-		assertThat(this.redis.opsForHash().entries("distlock:{order:42}")).containsEntry(":token", Long.toString(token))
+		assertThat(this.clients.redis().opsForHash().entries("distlock:{order:42}")).containsEntry(":token", Long.toString(token))
 			.hasSize(3);
 		assertThat(lock.getFencingToken()).as("asked again: the same token, not a new one").isEqualTo(token);
-		assertThat(this.redis.getExpire("distlock:{order:42}", TimeUnit.MILLISECONDS)).isBetween(20_000L, 30_000L);
+		assertThat(this.clients.redis().getExpire("distlock:{order:42}", TimeUnit.MILLISECONDS)).isBetween(20_000L, 30_000L);
 		lock.unlock();
 		lock.unlock();
-		assertThat(this.redis.hasKey("distlock:{order:42}")).isFalse();
+		assertThat(this.clients.redis().hasKey("distlock:{order:42}")).isFalse();
 	}
 
 	/**
@@ -90,16 +74,16 @@ class RedisLockRegistryTest {
 		DistLock lock = registry.getLock("tokens");
 		lock.lock();
 		lock.unlock();
-		assertThat(this.redis.hasKey("distlock:fencing")).as("nobody asked for a token").isFalse();
+		assertThat(this.clients.redis().hasKey("distlock:fencing")).as("nobody asked for a token").isFalse();
 		lock.lock();
 		long token = lock.getFencingToken();
-		assertThat(this.redis.opsForValue().get("distlock:fencing")).isEqualTo(Long.toString(token));
+		assertThat(this.clients.redis().opsForValue().get("distlock:fencing")).isEqualTo(Long.toString(token));
 		lock.unlock();
 
 		lock.lock();
-		this.redis.delete("distlock:{tokens}");
+		this.clients.redis().delete("distlock:{tokens}");
 		assertThatThrownBy(lock::getFencingToken).isInstanceOf(LockLostException.class);
-		assertThat(this.redis.opsForValue().get("distlock:fencing")).as("no token issued to a hold that is gone")
+		assertThat(this.clients.redis().opsForValue().get("distlock:fencing")).as("no token issued to a hold that is gone")
 			.isEqualTo(Long.toString(token));
 		assertThatThrownBy(lock::unlock).isInstanceOf(LockLostException.class);
 
@@ -116,7 +100,7 @@ class RedisLockRegistryTest {
 	void aRestartGraceIsServedByClientsConfiguredWithoutOne() {
 		RedisLockBackend withGrace = new RedisLockBackend(this.clients.connectionFactory(), "distlock", Duration.ofSeconds(30));
 		RedisLockBackend withoutGrace = new RedisLockBackend(this.clients.connectionFactory(), "distlock");
-		assertThat(this.redis.hasKey("distlock:fencing")).isFalse();
+		assertThat(this.clients.redis().hasKey("distlock:fencing")).isFalse();
 		assertThat(withGrace.acquire("grace", "a:1", 0, Duration.ofSeconds(30)).status())
 			.as("the counter is missing: the server may have lost its data").isEqualTo(Acquisition.Status.HELD_BY_OTHER);
 		assertThat(withoutGrace.acquire("grace", "b:1", 0, Duration.ofSeconds(30)).status())
@@ -134,13 +118,13 @@ class RedisLockRegistryTest {
 	@Test
 	void aHoldHandedOverByAnEarlierVersionCanBeReleased() {
 		RedisLockBackend backend = new RedisLockBackend(this.clients.connectionFactory(), "distlock");
-		this.redis.opsForHash().putAll("distlock:{legacy}", Map.of("c:1", "1", ":token", "42", ":ticket", "t7"));
-		this.redis.expire("distlock:{legacy}", Duration.ofSeconds(30));
+		this.clients.redis().opsForHash().putAll("distlock:{legacy}", Map.of("c:1", "1", ":token", "42", ":ticket", "t7"));
+		this.clients.redis().expire("distlock:{legacy}", Duration.ofSeconds(30));
 		assertThat(backend.issueToken("legacy", "c:1", "t7")).isEqualTo(42);
 		assertThat(backend.issueToken("legacy", "c:1", "t8")).as("another attempt's").isEqualTo(Acquisition.NO_TOKEN);
 		assertThat(backend.release("legacy", "c:1", 1, "t8")).as("another attempt's").isEqualTo(Release.NOT_HELD);
 		assertThat(backend.release("legacy", "c:1", 1, "t7")).isEqualTo(Release.RELEASED);
-		assertThat(this.redis.hasKey("distlock:{legacy}")).isFalse();
+		assertThat(this.clients.redis().hasKey("distlock:{legacy}")).isFalse();
 		backend.close();
 	}
 
@@ -153,7 +137,7 @@ class RedisLockRegistryTest {
 		// The same release twice, as Lettuce re-sends a command after a reconnect.
 		assertThat(backend.release("resent", "c:1", 2)).isEqualTo(Release.DECREMENTED);
 		assertThat(backend.release("resent", "c:1", 2)).isEqualTo(Release.DECREMENTED);
-		assertThat(this.redis.opsForHash().get("distlock:{resent}", "c:1")).isEqualTo("1");
+		assertThat(this.clients.redis().opsForHash().get("distlock:{resent}", "c:1")).isEqualTo("1");
 		assertThat(backend.isHeldBy("resent", "c:1")).isTrue();
 		backend.close();
 	}
@@ -165,7 +149,7 @@ class RedisLockRegistryTest {
 		assertThat(backend.acquire("resent", "c:1", 0, Duration.ofSeconds(30)).token()).isEqualTo(token);
 		backend.acquire("resent", "c:1", 1, Duration.ofSeconds(30));
 		backend.acquire("resent", "c:1", 1, Duration.ofSeconds(30));
-		assertThat(this.redis.opsForHash().get("distlock:{resent}", "c:1")).isEqualTo("2");
+		assertThat(this.clients.redis().opsForHash().get("distlock:{resent}", "c:1")).isEqualTo("2");
 		assertThat(backend.release("resent", "c:1", 2)).isEqualTo(Release.DECREMENTED);
 		assertThat(backend.release("resent", "c:1", 1)).isEqualTo(Release.RELEASED);
 		backend.close();
@@ -226,9 +210,9 @@ class RedisLockRegistryTest {
 		// Only the fencing counter remains in Redis once the release markers lapse (15 s), and no
 		// per-name state in the client.
 		await().atMost(Duration.ofSeconds(45))
-			.until(() -> this.redis.execute((RedisCallback<Long>) connection -> connection.serverCommands().dbSize()),
+			.until(() -> this.clients.redis().execute((RedisCallback<Long>) connection -> connection.serverCommands().dbSize()),
 					size -> size == 1L);
-		assertThat(this.redis.opsForValue().get("distlock:fencing")).isEqualTo(Long.toString(lastToken));
+		assertThat(this.clients.redis().opsForValue().get("distlock:fencing")).isEqualTo(Long.toString(lastToken));
 		assertThat(registry.heldLocks()).isEmpty();
 		assertThat(EngineProbe.waitingLockNames(registry)).isZero();
 	}
@@ -284,7 +268,7 @@ class RedisLockRegistryTest {
 		RedisLockRegistry registry = this.clients.registry(Duration.ofMillis(300), lost::add);
 		DistLock lock = registry.getLock("deleted");
 		lock.lock();
-		this.redis.delete("distlock:{deleted}");
+		this.clients.redis().delete("distlock:{deleted}");
 
 		await().atMost(Duration.ofSeconds(5)).until(() -> !lost.isEmpty());
 		assertThat(lost.get(0).lockName()).isEqualTo("deleted");
@@ -299,37 +283,18 @@ class RedisLockRegistryTest {
 		// 3 s: renewing 600 holds must not fall behind a lease on a loaded machine.
 		RedisLockRegistry registry = this.clients.registry(Duration.ofSeconds(3));
 		int holds = 600;
-		ExecutorService threads = Executors.newFixedThreadPool(holds);
-		CountDownLatch allHeld = new CountDownLatch(holds);
-		CountDownLatch release = new CountDownLatch(1);
-		try {
-			for (int i = 0; i < holds; i++) {
-				DistLock lock = registry.getLock("batch:" + i);
-				threads.submit(() -> {
-					lock.lock();
-					allHeld.countDown();
-					release.await();
-					lock.unlock();
-					return null;
-				});
-			}
-			assertThat(allHeld.await(30, TimeUnit.SECONDS)).isTrue();
+		try (HoldsOnThreads held = HoldsOnThreads.take(registry, "batch:", holds)) {
 			long before = registry.watchdogRenewals();
 			// Five rounds (a third of a lease apart) outlast every lease taken before them.
 			await().atMost(Duration.ofSeconds(30)).until(() -> registry.watchdogRenewals() >= before + 5L * holds);
 			// A lease later, every lock is still there.
-			assertThat(this.redis.keys("distlock:{batch:*")).hasSize(holds);
-		}
-		finally {
-			release.countDown();
-			threads.shutdown();
-			threads.awaitTermination(20, TimeUnit.SECONDS);
+			assertThat(this.clients.redis().keys("distlock:{batch:*")).hasSize(holds);
 		}
 		assertThat(registry.heldLocks()).isEmpty();
 	}
 
 	private long pubSubConnections() {
-		List<RedisClientInfo> clientInfos = this.redis.execute((RedisCallback<List<RedisClientInfo>>) connection -> connection
+		List<RedisClientInfo> clientInfos = this.clients.redis().execute((RedisCallback<List<RedisClientInfo>>) connection -> connection
 			.serverCommands().getClientList());
 		return clientInfos.stream().filter(info -> info.getFlags() != null && info.getFlags().contains("P")).count();
 	}

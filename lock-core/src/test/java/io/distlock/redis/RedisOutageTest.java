@@ -10,7 +10,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -36,12 +35,8 @@ class RedisOutageTest {
 	/** How late, past the lease, the holder may be told: the documented margin. */
 	private static final Duration MARGIN = Duration.ofSeconds(1);
 
-	private RedisTestClients clients;
-
-	@BeforeEach
-	void setUp() {
-		this.clients = new RedisTestClients(redisServer.server(), Duration.ofSeconds(60));
-	}
+	@RegisterExtension
+	final RedisClientsExtension clients = RedisClientsExtension.of(redisServer, Duration.ofSeconds(60));
 
 	@AfterEach
 	void tearDown() throws Exception {
@@ -49,7 +44,6 @@ class RedisOutageTest {
 			// A frozen server must be thawed before the clients close, or closing waits for it.
 			redisServer.server().resume();
 		}
-		this.clients.close();
 	}
 
 	@Test

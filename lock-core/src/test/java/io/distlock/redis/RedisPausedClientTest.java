@@ -8,11 +8,9 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.springframework.data.redis.core.StringRedisTemplate;
 
 import io.distlock.DistLock;
 import io.distlock.core.EngineProbe;
@@ -31,24 +29,16 @@ class RedisPausedClientTest {
 
 	private static final RedisKeys keys = new RedisKeys("distlock", false);
 
-	private RedisTestClients clients;
-
-	private StringRedisTemplate redis;
+	@RegisterExtension
+	final RedisClientsExtension clients = RedisClientsExtension.of(redisServer);
 
 	private ForkedLockClient child;
-
-	@BeforeEach
-	void setUp() {
-		this.clients = new RedisTestClients(redisServer.server());
-		this.redis = this.clients.template();
-	}
 
 	@AfterEach
 	void tearDown() throws Exception {
 		if (this.child != null) {
 			this.child.close();
 		}
-		this.clients.close();
 	}
 
 	@Test
@@ -67,7 +57,7 @@ class RedisPausedClientTest {
 
 		this.child.freeze();
 		holderA.unlock();
-		assertThat(this.redis.opsForHash().keys(keys.lock(name))).as("the holder's fields: handed to the frozen child")
+		assertThat(this.clients.redis().opsForHash().keys(keys.lock(name))).as("the holder's fields: handed to the frozen child")
 			.map(String::valueOf)
 			.filteredOn(field -> !field.startsWith(":"))
 			.singleElement()
@@ -75,7 +65,7 @@ class RedisPausedClientTest {
 		// The frozen child cannot take the hand-off up and extend it: its provisional lease runs out.
 		await().atMost(Duration.ofSeconds(15))
 			.pollInterval(Duration.ofMillis(20))
-			.until(() -> !Boolean.TRUE.equals(this.redis.hasKey(keys.lock(name))));
+			.until(() -> !Boolean.TRUE.equals(this.clients.redis().hasKey(keys.lock(name))));
 
 		DistLock holderC = this.clients.registry(Duration.ofSeconds(30)).getLock(name);
 		assertThat(holderC.tryLock(Duration.ofSeconds(10))).isTrue();
@@ -118,11 +108,11 @@ class RedisPausedClientTest {
 		}
 		await().atMost(Duration.ofSeconds(10))
 			.pollInterval(Duration.ofMillis(20))
-			.until(() -> Boolean.TRUE.equals(this.redis.hasKey(keys.lock(name))));
+			.until(() -> Boolean.TRUE.equals(this.clients.redis().hasKey(keys.lock(name))));
 		// The frozen child cannot renew: its lease (3 s) runs out, and C takes the lock.
 		await().atMost(Duration.ofSeconds(15))
 			.pollInterval(Duration.ofMillis(20))
-			.until(() -> !Boolean.TRUE.equals(this.redis.hasKey(keys.lock(name))));
+			.until(() -> !Boolean.TRUE.equals(this.clients.redis().hasKey(keys.lock(name))));
 		DistLock holderC = this.clients.registry(Duration.ofSeconds(30)).getLock(name);
 		assertThat(holderC.tryLock(Duration.ofSeconds(10))).isTrue();
 		long tokenC = holderC.getFencingToken();
@@ -142,7 +132,7 @@ class RedisPausedClientTest {
 	}
 
 	private long queueLength(String name) {
-		Long length = this.redis.opsForList().size(keys.queue(name));
+		Long length = this.clients.redis().opsForList().size(keys.queue(name));
 		return (length != null) ? length : 0;
 	}
 

@@ -11,8 +11,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -39,23 +37,14 @@ class RedisReactiveLocksTest {
 	@RegisterExtension
 	static final RedisServerExtension redis = new RedisServerExtension();
 
-	private RedisTestClients clients;
+	@RegisterExtension
+	final RedisClientsExtension clients = RedisClientsExtension.of(redis);
 
 	private final ConcurrentHashMap<String, AtomicInteger> inside = new ConcurrentHashMap<>();
 
 	private final AtomicInteger overlaps = new AtomicInteger();
 
 	private final AtomicInteger runs = new AtomicInteger();
-
-	@BeforeEach
-	void clients() {
-		this.clients = new RedisTestClients(redis.server());
-	}
-
-	@AfterEach
-	void close() throws Exception {
-		this.clients.close();
-	}
 
 	/** Work that counts how many run inside the same lock at once, across both clients. */
 	private Mono<Integer> work(String name, int value) {

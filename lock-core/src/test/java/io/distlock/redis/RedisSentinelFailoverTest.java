@@ -31,6 +31,7 @@ import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -46,6 +47,7 @@ import io.distlock.LostHold;
 import io.distlock.core.LockEngineOptions;
 import io.distlock.embedded.RedisSentinelGroup;
 import io.distlock.embedded.RedisServerProcess;
+import io.distlock.testing.ClosedAfterEach;
 
 /**
  * Locks through Redis Sentinel ({@code spring.data.redis.sentinel.*}: a Lettuce connection factory
@@ -86,16 +88,14 @@ class RedisSentinelFailoverTest {
 	/** Holds each client completes before the kill, and again after the new master is announced. */
 	private static final int HOLDS_PER_PHASE = 20;
 
-	private final List<AutoCloseable> opened = new ArrayList<>();
+	@RegisterExtension
+	final ClosedAfterEach opened = new ClosedAfterEach();
 
 	private final ExecutorService threads = Executors.newCachedThreadPool();
 
 	@AfterEach
 	void tearDown() throws Exception {
 		this.threads.shutdownNow();
-		for (int i = this.opened.size() - 1; i >= 0; i--) {
-			this.opened.get(i).close();
-		}
 	}
 
 	@Test

@@ -16,11 +16,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.springframework.data.redis.core.StringRedisTemplate;
 
 import io.distlock.DistLock;
 import io.distlock.LockBackendException;
@@ -46,21 +44,14 @@ class RedisWaitBoundsTest {
 	/** What a timed acquisition may take beyond its wait: a round trip or two on a loaded machine. */
 	private static final Duration OVERRUN = Duration.ofMillis(500);
 
-	private RedisTestClients clients;
-
-	private StringRedisTemplate redis;
+	@RegisterExtension
+	final RedisClientsExtension clients = RedisClientsExtension.of(redisServer);
 
 	private final ExecutorService threads = Executors.newCachedThreadPool();
 
 	private ForkedLockClient child;
 
 	private StallingBackend stalling;
-
-	@BeforeEach
-	void setUp() {
-		this.clients = new RedisTestClients(redisServer.server());
-		this.redis = this.clients.template();
-	}
 
 	@AfterEach
 	void tearDown() throws Exception {
@@ -72,7 +63,6 @@ class RedisWaitBoundsTest {
 			this.child.close();
 		}
 		this.threads.shutdownNow();
-		this.clients.close();
 	}
 
 	@Test
@@ -194,7 +184,7 @@ class RedisWaitBoundsTest {
 	}
 
 	private long queueLength(String name) {
-		Long length = this.redis.opsForList().size(keys.queue(name));
+		Long length = this.clients.redis().opsForList().size(keys.queue(name));
 		return (length != null) ? length : 0;
 	}
 

@@ -5,14 +5,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -22,6 +21,7 @@ import io.distlock.LockBackendException;
 import io.distlock.core.LockEngineOptions;
 import io.distlock.embedded.RedisServerProcess;
 import io.distlock.embedded.TcpRelay;
+import io.distlock.testing.ClosedAfterEach;
 
 /**
  * A Redlock majority must be a majority of servers, not of entries: two entries that reach one
@@ -31,14 +31,8 @@ import io.distlock.embedded.TcpRelay;
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
 class RedlockNodeIdentityTest {
 
-	private final List<AutoCloseable> opened = new ArrayList<>();
-
-	@AfterEach
-	void tearDown() throws Exception {
-		for (int i = this.opened.size() - 1; i >= 0; i--) {
-			this.opened.get(i).close();
-		}
-	}
+	@RegisterExtension
+	final ClosedAfterEach opened = new ClosedAfterEach();
 
 	@Test
 	void twoNamesForOneServerStopTheStart() {

@@ -1,5 +1,6 @@
 package io.distlock.testing;
 
+import java.time.ZoneId;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
@@ -35,8 +36,18 @@ public final class DatabaseServerExtension implements BeforeAllCallback, AfterAl
 
 	/** @return a MariaDB server per class */
 	public static DatabaseServerExtension mariaDb() {
+		return mariaDb(null);
+	}
+
+	/**
+	 * @param systemTimeZone the server's operating-system time zone, as
+	 * {@link MariaDbServerProcess#start(ZoneId)} takes it, or {@code null} for this machine's
+	 * @return a MariaDB server per class
+	 */
+	public static DatabaseServerExtension mariaDb(ZoneId systemTimeZone) {
 		return new DatabaseServerExtension(MariaDbServerProcess::installed,
-				"MariaDB's server binaries are not installed (apt-get install mariadb-server)", MariaDbServerProcess::start);
+				"MariaDB's server binaries are not installed (apt-get install mariadb-server)",
+				() -> MariaDbServerProcess.start(systemTimeZone));
 	}
 
 	/** @return a PostgreSQL server per class */

@@ -1,7 +1,5 @@
 package io.distlock.testing;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.ZoneId;
@@ -9,28 +7,17 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
-import io.distlock.embedded.RedisServerProcess;
-
 /**
  * A private MariaDB server for tests: {@code mariadbd} on a free port with a temporary data
  * directory, reading no configuration files, started and stopped by the test. Needs MariaDB's server
  * binaries installed ({@code .ci/run} installs them).
  */
-public final class MariaDbServerProcess implements DatabaseServer {
-
-	private static final boolean ROOT = "root".equals(System.getProperty("user.name"));
-
-	private final Path directory;
-
-	private final int port;
+public final class MariaDbServerProcess extends DatabaseServerProcess {
 
 	private final ZoneId systemTimeZone;
 
-	private Process process;
-
-	private MariaDbServerProcess(Path directory, int port, ZoneId systemTimeZone) {
-		this.directory = directory;
-		this.port = port;
+	private MariaDbServerProcess(ZoneId systemTimeZone) {
+		super("distlock-mariadb-");
 		this.systemTimeZone = systemTimeZone;
 	}
 
@@ -59,18 +46,9 @@ public final class MariaDbServerProcess implements DatabaseServer {
 	 * @return a started server with an empty database {@code distlock}
 	 */
 	public static MariaDbServerProcess start(ZoneId systemTimeZone) {
-		try {
-			Path directory = Files.createTempDirectory("distlock-mariadb-");
-			MariaDbServerProcess server = new MariaDbServerProcess(directory, RedisServerProcess.freePort(),
-					systemTimeZone);
-			server.install();
-			server.launch();
-			server.execute("CREATE DATABASE IF NOT EXISTS distlock");
-			return server;
-		}
-		catch (IOException ex) {
-			throw new UncheckedIOException(ex);
-		}
+		MariaDbServerProcess server = new MariaDbServerProcess(systemTimeZone);
+		server.startWithEmptyDatabase();
+		return server;
 	}
 
 	/** @return a JDBC URL of the {@code distlock} database */
@@ -79,58 +57,35 @@ public final class MariaDbServerProcess implements DatabaseServer {
 		return "jdbc:mariadb://127.0.0.1:" + this.port + "/distlock?user=root";
 	}
 
-	/** Stops the server; {@link #restart()} starts it again on the same data and port. */
 	@Override
-	public synchronized void stop() {
-		if (this.process != null && this.process.isAlive()) {
-			this.process.destroy();
-			DatabaseProcesses.awaitExit(this.process);
-		}
-	}
-
-	/** Stops and starts the server; its data survives, as a database's does. */
-	@Override
-	public synchronized void restart() {
-		stop();
-		launch();
-	}
-
-	@Override
-	public void close() {
-		stop();
-		DatabaseProcesses.deleteRecursively(this.directory);
-	}
-
-	private void install() {
+	protected void install() {
 		List<String> command = new ArrayList<>(List.of(binary("mariadb-install-db", "mysql_install_db"), "--no-defaults",
 				"--datadir=" + this.directory.resolve("data"), "--auth-root-authentication-method=normal",
 				"--skip-test-db"));
-		if (ROOT) {
+		if (RUNS_AS_ROOT) {
 			command.add("--user=root");
 		}
 		DatabaseProcesses.runTool(command, this.directory.resolve("install.log"));
 	}
 
-	private void launch() {
+	@Override
+	protected Process launch() {
 		List<String> command = new ArrayList<>(List.of(binary("mariadbd", "mysqld"), "--no-defaults",
 				"--datadir=" + this.directory.resolve("data"), "--port=" + this.port, "--bind-address=127.0.0.1",
 				"--socket=" + this.directory.resolve("mysqld.sock"), "--pid-file=" + this.directory.resolve("mysqld.pid"),
 				"--skip-grant-tables", "--skip-log-bin", "--innodb-buffer-pool-size=32M", "--max-connections=500"));
-		if (ROOT) {
+		if (RUNS_AS_ROOT) {
 			command.add("--user=root");
 		}
 		Map<String, String> environment = (this.systemTimeZone != null) ? Map.of("TZ", this.systemTimeZone.getId())
 				: Map.of();
-		this.process = DatabaseProcesses.startAndAwait(command, environment, this.directory.resolve("mariadbd.log"),
-				adminUrl(), Process::destroyForcibly);
+		return DatabaseProcesses.startAndAwait(command, environment, this.directory.resolve("mariadbd.log"), adminUrl(),
+				Process::destroyForcibly);
 	}
 
-	private String adminUrl() {
+	@Override
+	protected String adminUrl() {
 		return "jdbc:mariadb://127.0.0.1:" + this.port + "/?user=root";
-	}
-
-	private void execute(String sql) {
-		DatabaseProcesses.execute(adminUrl(), sql);
 	}
 
 	private static String binary(String... names) {
