@@ -1,8 +1,13 @@
 package io.distlock;
 
 import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Collection;
+import java.util.Deque;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -115,6 +120,81 @@ public interface LockRegistry {
 		}
 		finally {
 			lock.unlock();
+		}
+	}
+
+	/**
+	 * Runs {@code work} holding all the named locks, or none: taken on the calling thread in sorted
+	 * order (so that two callers asking for overlapping sets in different orders never wait for each
+	 * other's second lock) within one shared {@code waitTime}, and released in reverse order when the
+	 * work returns or throws. What {@code @DistributedLock} with several keys does, for code that does
+	 * not use the annotation. Repeated names count once.
+	 * @param names the locks' names; at least one
+	 * @param waitTime how long to wait for all of them together; zero: one try each
+	 * @param work what to run under the locks
+	 * @param <T> the work's result type
+	 * @param <E> what the work may throw
+	 * @return the work's result
+	 * @throws E what the work threw
+	 * @throws LockNotAcquiredException naming the first lock another holder kept for the rest of the
+	 * wait; the locks taken before it are released and the work did not run
+	 * @throws InterruptedException if interrupted while waiting; the work did not run
+	 * @throws IllegalArgumentException if {@code names} is empty or has a null name
+	 */
+	default <T, E extends Throwable> T executeLocked(Collection<String> names, Duration waitTime, LockedWork<T, E> work)
+			throws E, InterruptedException {
+		if (names.isEmpty() || names.stream().anyMatch(Objects::isNull)) {
+			throw new IllegalArgumentException("executeLocked needs at least one lock name and no null name, but got "
+					+ names);
+		}
+		Duration wait = (waitTime != null && !waitTime.isNegative()) ? waitTime : Duration.ZERO;
+		long start = System.nanoTime();
+		Deque<DistLock> held = new ArrayDeque<>();
+		Throwable failure = null;
+		try {
+			for (String name : new TreeSet<>(names)) {
+				DistLock lock = getLock(name);
+				Duration left = wait.minusNanos(System.nanoTime() - start);
+				if (!lock.tryLock(left.isNegative() ? Duration.ZERO : left, null)) {
+					throw new LockNotAcquiredException(name, wait);
+				}
+				held.push(lock);
+			}
+			return work.call();
+		}
+		catch (Throwable ex) {
+			failure = ex;
+			throw ex;
+		}
+		finally {
+			unlockAll(held, failure);
+		}
+	}
+
+	/**
+	 * Unlocks the most recent first; a failure to unlock is added to {@code failure} if there is one, and
+	 * thrown (after every lock was tried) if not.
+	 */
+	private static void unlockAll(Deque<DistLock> held, Throwable failure) {
+		RuntimeException unlockFailure = null;
+		for (DistLock lock : held) {
+			try {
+				lock.unlock();
+			}
+			catch (RuntimeException ex) {
+				if (failure != null) {
+					failure.addSuppressed(ex);
+				}
+				else if (unlockFailure == null) {
+					unlockFailure = ex;
+				}
+				else {
+					unlockFailure.addSuppressed(ex);
+				}
+			}
+		}
+		if (unlockFailure != null) {
+			throw unlockFailure;
 		}
 	}
 

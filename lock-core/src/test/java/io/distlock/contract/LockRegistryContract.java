@@ -696,6 +696,64 @@ public abstract class LockRegistryContract implements AsyncLockingContract {
 	}
 
 	@Test
+	void executeLockedOverSeveralLocksTakesAllOfThemOrNone() throws Exception {
+		LockRegistry mine = newClient();
+		LockRegistry theirs = newClient();
+		assertThat(mine.executeLocked(List.of("multi:b", "multi:a", "multi:b"), Duration.ofSeconds(5), () -> {
+			assertThat(otherThreadTryLock(theirs.getLock("multi:a"))).as("a held while the work runs").isFalse();
+			assertThat(otherThreadTryLock(theirs.getLock("multi:b"))).as("b held while the work runs").isFalse();
+			return "ran";
+		})).isEqualTo("ran");
+		assertThat(otherThreadTryLock(theirs.getLock("multi:a"))).as("a released after it").isTrue();
+		assertThat(otherThreadTryLock(theirs.getLock("multi:b"))).as("b released after it").isTrue();
+		assertThat(otherThreadLock(theirs.getLock("multi:c"))).isTrue();
+		AtomicInteger ran = new AtomicInteger();
+		assertThatThrownBy(() -> mine.executeLocked(List.of("multi:c", "multi:a"), Duration.ofMillis(200), ran::incrementAndGet))
+			.isInstanceOf(LockNotAcquiredException.class)
+			.hasMessageContaining("'multi:c'");
+		assertThat(ran).hasValue(0);
+		assertThat(otherThreadTryLock(theirs.getLock("multi:a"))).as("a, taken before c, given back").isTrue();
+		assertThatThrownBy(() -> mine.executeLocked(List.of(), Duration.ZERO, () -> null))
+			.isInstanceOf(IllegalArgumentException.class);
+	}
+
+	@Test
+	void executeLockedOverOverlappingLocksInEitherOrderNeitherDeadlocksNorOverlaps() throws Exception {
+		// Half the threads name the locks in one order, half in the other: taken in the given order,
+		// two of them would soon hold one lock each and wait for the other's until their waits ran out.
+		List<LockRegistry> clients = List.of(newClient(), newClient());
+		SharedCounter counter = sharedCounter("multi-counter");
+		AtomicInteger inside = new AtomicInteger();
+		AtomicInteger overlaps = new AtomicInteger();
+		CountDownLatch start = new CountDownLatch(1);
+		List<Future<?>> workers = new ArrayList<>();
+		for (int t = 0; t < 8; t++) {
+			LockRegistry client = clients.get(t % 2);
+			List<String> names = (t % 4 < 2) ? List.of("multi:x", "multi:y") : List.of("multi:y", "multi:x");
+			workers.add(this.threads.submit(() -> {
+				start.await();
+				for (int i = 0; i < 40; i++) {
+					client.executeLocked(names, Duration.ofSeconds(60), () -> {
+						if (inside.incrementAndGet() > 1) {
+							overlaps.incrementAndGet();
+						}
+						counter.set(counter.get() + 1);
+						inside.decrementAndGet();
+						return null;
+					});
+				}
+				return null;
+			}));
+		}
+		start.countDown();
+		for (Future<?> worker : workers) {
+			worker.get(120, TimeUnit.SECONDS);
+		}
+		assertThat(overlaps).hasValue(0);
+		assertThat(counter.get()).isEqualTo(8L * 40);
+	}
+
+	@Test
 	void rejectsBadArguments() {
 		LockRegistry client = newClient();
 		assertThatThrownBy(() -> client.getLock(" ")).isInstanceOf(IllegalArgumentException.class);
