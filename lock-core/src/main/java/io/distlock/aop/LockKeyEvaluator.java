@@ -1,5 +1,6 @@
 package io.distlock.aop;
 
+import java.lang.reflect.Constructor;
 import java.lang.reflect.Method;
 import java.util.List;
 import java.util.TreeSet;
@@ -192,7 +193,7 @@ final class LockKeyEvaluator {
 		}
 
 		@Override
-		public String[] getParameterNames(java.lang.reflect.Constructor<?> constructor) {
+		public String[] getParameterNames(Constructor<?> constructor) {
 			return this.delegate.getParameterNames(constructor);
 		}
 
