@@ -42,6 +42,12 @@ public final class JdbcLockBackend implements LockBackend {
 	 */
 	private static final int ACQUIRE_ATTEMPTS = 4;
 
+	/**
+	 * The {@code fencing_token} of a hold whose token nobody asked for yet (the column is not null; real
+	 * tokens are at least the database clock in microseconds).
+	 */
+	private static final long NOT_ISSUED = 0;
+
 	private final JdbcTemplate jdbc;
 
 	private final TransactionTemplate transactions;
@@ -154,11 +160,10 @@ public final class JdbcLockBackend implements LockBackend {
 			if (heldCount > 0) {
 				return Acquisition.lost();
 			}
-			long token = nextToken();
 			this.jdbc.update("INSERT INTO " + this.table
 					+ " (lock_name, owner_id, hold_count, fencing_token, expires_at) VALUES (?, ?, 1, ?, ?)", name, owner,
-					token, now + leaseMillis);
-			return Acquisition.acquired(token, Duration.ofMillis(leaseMillis));
+					NOT_ISSUED, now + leaseMillis);
+			return Acquisition.acquired(Acquisition.TOKEN_ON_REQUEST, Duration.ofMillis(leaseMillis));
 		}
 		Map<String, Object> row = rows.get(0);
 		long expiresAt = ((Number) row.get("expires_at")).longValue();
@@ -167,19 +172,18 @@ public final class JdbcLockBackend implements LockBackend {
 			if (mine) {
 				this.jdbc.update("UPDATE " + this.table + " SET hold_count = ?, expires_at = ? WHERE lock_name = ?",
 						heldCount + 1, now + leaseMillis, name);
-				return Acquisition.acquired(((Number) row.get("fencing_token")).longValue(), Duration.ofMillis(leaseMillis));
+				return Acquisition.acquired(tokenOf(row), Duration.ofMillis(leaseMillis));
 			}
 			return (heldCount > 0) ? Acquisition.lost() : Acquisition.heldByOther(Duration.ofMillis(expiresAt - now));
 		}
 		if (heldCount > 0) {
 			return Acquisition.lost();
 		}
-		// Expired by the database's clock: taking it over is a new hold with a new token.
-		long token = nextToken();
+		// Expired by the database's clock: taking it over is a new hold, whose token is issued when asked.
 		this.jdbc.update("UPDATE " + this.table
-				+ " SET owner_id = ?, hold_count = 1, fencing_token = ?, expires_at = ? WHERE lock_name = ?", owner, token,
-				now + leaseMillis, name);
-		return Acquisition.acquired(token, Duration.ofMillis(leaseMillis));
+				+ " SET owner_id = ?, hold_count = 1, fencing_token = ?, expires_at = ? WHERE lock_name = ?", owner,
+				NOT_ISSUED, now + leaseMillis, name);
+		return Acquisition.acquired(Acquisition.TOKEN_ON_REQUEST, Duration.ofMillis(leaseMillis));
 	}
 
 	@Override
@@ -280,6 +284,39 @@ public final class JdbcLockBackend implements LockBackend {
 	 * restored from an old backup, or reset, still restarts above every token handed out before, as
 	 * long as the database's clock does not step back.
 	 */
+	/**
+	 * Issues the hold's token on its holder's first request, and only while the hold is still there: a
+	 * token is then drawn while its holder holds the lock, so a later holder's is always higher, and
+	 * acquisitions no longer queue on the one counter row (with hundreds of holds taken at once they
+	 * did, for longer than a connection pool's timeout).
+	 */
+	@Override
+	public long issueToken(String name, String owner, String attemptId) {
+		Long token = this.transactions.execute(status -> {
+			long now = now();
+			List<Map<String, Object>> rows = this.jdbc.queryForList("SELECT fencing_token, expires_at FROM " + this.table
+					+ " WHERE lock_name = ? AND owner_id = ? FOR UPDATE", name, owner);
+			if (rows.isEmpty() || ((Number) rows.get(0).get("expires_at")).longValue() <= now) {
+				return Acquisition.NO_TOKEN;
+			}
+			long issued = ((Number) rows.get(0).get("fencing_token")).longValue();
+			if (issued != NOT_ISSUED) {
+				return issued;
+			}
+			long next = nextToken();
+			this.jdbc.update("UPDATE " + this.table + " SET fencing_token = ? WHERE lock_name = ? AND owner_id = ?", next,
+					name, owner);
+			return next;
+		});
+		return (token != null) ? token : Acquisition.NO_TOKEN;
+	}
+
+	/** @return the row's token, or {@link Acquisition#TOKEN_ON_REQUEST} if none was asked for yet */
+	private static long tokenOf(Map<String, Object> row) {
+		long token = ((Number) row.get("fencing_token")).longValue();
+		return (token != NOT_ISSUED) ? token : Acquisition.TOKEN_ON_REQUEST;
+	}
+
 	private long nextToken() {
 		this.jdbc.update("UPDATE " + this.fencingTable + " SET last_token = GREATEST(last_token + 1, ("
 				+ this.dialect.nowMillis() + ") * 1000) WHERE id = 1");

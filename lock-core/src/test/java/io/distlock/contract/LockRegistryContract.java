@@ -31,7 +31,9 @@ import io.distlock.LockListener;
 import io.distlock.LockLostException;
 import io.distlock.LockNotAcquiredException;
 import io.distlock.LockRegistry;
+import io.distlock.LockRegistryStats;
 import io.distlock.LostHold;
+import io.distlock.testing.HoldsOnThreads;
 import io.distlock.testing.ThreadStates;
 
 /**
@@ -751,6 +753,25 @@ public abstract class LockRegistryContract implements AsyncLockingContract {
 		}
 		assertThat(overlaps).hasValue(0);
 		assertThat(counter.get()).isEqualTo(8L * 40);
+	}
+
+	@Test
+	void theWatchdogKeepsManyHoldsOfOneClientWithoutFallingBehindALease() throws Exception {
+		// 3 s: renewing 600 holds must not fall behind a lease on a loaded machine.
+		LockRegistry client = newClient(Duration.ofSeconds(3));
+		LockRegistryStats stats = (LockRegistryStats) client;
+		int holds = 600;
+		try (HoldsOnThreads held = HoldsOnThreads.take(client, "batch:", holds)) {
+			long before = stats.watchdogRenewals();
+			// Five rounds (a third of a lease apart) outlast every lease taken before them.
+			await().atMost(Duration.ofSeconds(30)).until(() -> stats.watchdogRenewals() >= before + 5L * holds);
+			assertThat(stats.lostHolds()).as("holds lost").isZero();
+			LockRegistry other = newClient();
+			for (String name : held.names()) {
+				assertThat(other.getLock(name).tryLock()).as("another client taking %s", name).isFalse();
+			}
+		}
+		assertThat(stats.lostHolds()).as("holds lost").isZero();
 	}
 
 	@Test
