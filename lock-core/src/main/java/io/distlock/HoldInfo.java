@@ -10,7 +10,7 @@ import java.time.Instant;
  * @param threadName the owning thread's name at acquisition
  * @param holdCount reentrant acquisitions not yet released
  * @param fencingToken the hold's fencing token; -1 if none was issued: the backend offers none (Redlock),
- * or issues one only when the holder first asks (Redis) and it has not asked
+ * or issues one only when the holder first asks (Redis, Cluster, the table lock) and it has not asked
  * @param since when the hold was first acquired
  * @param watchdog whether the watchdog renews it
  * @param lost whether the hold is known to be lost

@@ -280,11 +280,6 @@ public final class JdbcLockBackend implements LockBackend {
 	}
 
 	/**
-	 * One more than the last token, and never below the database clock in microseconds: a counter
-	 * restored from an old backup, or reset, still restarts above every token handed out before, as
-	 * long as the database's clock does not step back.
-	 */
-	/**
 	 * Issues the hold's token on its holder's first request, and only while the hold is still there: a
 	 * token is then drawn while its holder holds the lock, so a later holder's is always higher, and
 	 * acquisitions no longer queue on the one counter row (with hundreds of holds taken at once they
@@ -293,9 +288,10 @@ public final class JdbcLockBackend implements LockBackend {
 	@Override
 	public long issueToken(String name, String owner, String attemptId) {
 		Long token = this.transactions.execute(status -> {
-			long now = now();
 			List<Map<String, Object>> rows = this.jdbc.queryForList("SELECT fencing_token, expires_at FROM " + this.table
 					+ " WHERE lock_name = ? AND owner_id = ? FOR UPDATE", name, owner);
+			// The clock after the row lock, which may have been waited for: a hold that ran out meanwhile gets no token.
+			long now = now();
 			if (rows.isEmpty() || ((Number) rows.get(0).get("expires_at")).longValue() <= now) {
 				return Acquisition.NO_TOKEN;
 			}
@@ -317,6 +313,11 @@ public final class JdbcLockBackend implements LockBackend {
 		return (token != NOT_ISSUED) ? token : Acquisition.TOKEN_ON_REQUEST;
 	}
 
+	/**
+	 * One more than the last token, and never below the database clock in microseconds: a counter
+	 * restored from an old backup, or reset, still restarts above every token handed out before, as
+	 * long as the database's clock does not step back.
+	 */
 	private long nextToken() {
 		this.jdbc.update("UPDATE " + this.fencingTable + " SET last_token = GREATEST(last_token + 1, ("
 				+ this.dialect.nowMillis() + ") * 1000) WHERE id = 1");

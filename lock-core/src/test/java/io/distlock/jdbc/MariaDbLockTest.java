@@ -126,9 +126,9 @@ class MariaDbLockTest {
 	@Test
 	void firstAcquisitionsOfDifferentNamesAllSucceed() throws Exception {
 		// Each name is tried by one thread only, so every tryLock() finds its lock free. A locking
-		// read of an absent name takes an InnoDB gap lock; with two first acquisitions in one gap, the
-		// one holding the fencing counter waits to insert for the other's gap lock while the other
-		// waits for the counter, and InnoDB rolls one of them back.
+		// read of an absent name takes an InnoDB gap lock; with two first acquisitions in one gap, each
+		// waited to insert for the other's gap lock (while first acquisitions still drew a fencing token,
+		// also for the counter), and InnoDB rolled one of them back.
 		List<JdbcLockRegistry> clients = List.of(client(dataSource()), client(dataSource()));
 		int threadsPerClient = 4;
 		int rounds = 40;
