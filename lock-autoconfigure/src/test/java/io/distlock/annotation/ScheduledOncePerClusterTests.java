@@ -62,7 +62,10 @@ class ScheduledOncePerClusterTests {
 	void withoutHoldAtLeastTheLaterInstancesRunItAgainInTheSamePeriod() throws Exception {
 		List<Long> starts = runInstances("released");
 		assertThat(overlaps).as("the lock still keeps runs apart").hasValue(0);
-		assertThat(starts.size()).as("runs in %d periods", PERIODS).isGreaterThan(PERIODS * 2);
+		// More runs than the recipe ever allows (one a period, give or take one at the edges). Not "three a
+		// period": instances whose ticks fall within one run of each other still skip each other, and
+		// where the ticks fall depends on how long each instance took to start.
+		assertThat(starts.size()).as("runs in %d periods", PERIODS).isGreaterThan(PERIODS + 1);
 	}
 
 	private static void assertOncePerPeriod(List<Long> starts) {
