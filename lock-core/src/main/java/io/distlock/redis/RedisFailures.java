@@ -73,7 +73,9 @@ public final class RedisFailures {
 	/**
 	 * @param failure what a Redis call threw
 	 * @return whether it only says that the connection closed, without a cause the caller can act on;
-	 * Lettuce reports a connection Redis closed after refusing the credentials that way at times
+	 * Lettuce reports a connection Redis closed after refusing the credentials that way at times, as
+	 * "Connection closed prematurely" or, when the close wins the race with its connect listener (the
+	 * handshake handler has left the pipeline by then), as "RedisHandshakeHandler not registered"
 	 */
 	public static boolean isConnectionClosedWithoutCause(Throwable failure) {
 		if (causeOf(failure) != Cause.OTHER) {
@@ -81,7 +83,8 @@ public final class RedisFailures {
 		}
 		for (Throwable cause = failure; cause != null; cause = next(cause)) {
 			String message = String.valueOf(cause.getMessage()).toLowerCase(Locale.ROOT);
-			if (message.contains("connection closed") || message.contains("closed prematurely")) {
+			if (message.contains("connection closed") || message.contains("closed prematurely")
+					|| message.contains("redishandshakehandler not registered")) {
 				return true;
 			}
 		}
