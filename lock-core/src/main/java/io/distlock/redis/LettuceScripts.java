@@ -2,7 +2,6 @@ package io.distlock.redis;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
@@ -26,7 +25,8 @@ import org.springframework.data.redis.core.script.RedisScript;
  * Runs the lock scripts straight on a connection factory's shared Lettuce connection: EVALSHA, and
  * EVAL (which loads the script again) after a {@code NOSCRIPT} reply. Only where the factory shares
  * one native connection to a single server; otherwise {@link #prepare()} says no and callers use the
- * template.
+ * template. Keys and arguments come as bytes: callers keep what does not change between calls
+ * encoded (see {@link EncodedKeys}), and Lettuce sends them as they are.
  */
 final class LettuceScripts {
 
@@ -98,7 +98,7 @@ final class LettuceScripts {
 	 * Runs the script and waits for its reply, at most the command timeout.
 	 * @throws RuntimeException Lettuce's, as the template would before translating them
 	 */
-	<T> T call(RedisScript<?> script, ScriptOutputType type, List<String> keys, String... args) {
+	<T> T call(RedisScript<?> script, ScriptOutputType type, byte[][] keys, byte[]... args) {
 		return call(script, type, keys, null, true, args);
 	}
 
@@ -110,8 +110,8 @@ final class LettuceScripts {
 	 * @param within how long to wait at most
 	 * @throws RuntimeException Lettuce's, as the template would before translating them
 	 */
-	<T> T callUninterruptibly(RedisScript<?> script, ScriptOutputType type, List<String> keys, Duration within,
-			String... args) {
+	<T> T callUninterruptibly(RedisScript<?> script, ScriptOutputType type, byte[][] keys, Duration within,
+			byte[]... args) {
 		boolean interrupted = Thread.interrupted();
 		try {
 			return call(script, type, keys, within, false, args);
@@ -123,17 +123,15 @@ final class LettuceScripts {
 		}
 	}
 
-	private <T> T call(RedisScript<?> script, ScriptOutputType type, List<String> keys, Duration within,
-			boolean interruptible, String... args) {
+	private <T> T call(RedisScript<?> script, ScriptOutputType type, byte[][] keys, Duration within,
+			boolean interruptible, byte[]... args) {
 		RedisClusterAsyncCommands<byte[], byte[]> connection = connection();
 		long waitNanos = TimeUnit.MILLISECONDS.toNanos(this.commandTimeoutMillis);
 		if (within != null) {
 			waitNanos = Math.max(1, Math.min(waitNanos, within.toNanos()));
 		}
 		long deadline = System.nanoTime() + waitNanos;
-		byte[][] keyBytes = bytes(keys.toArray(String[]::new));
-		byte[][] argBytes = bytes(args);
-		Future<T> reply = connection.evalsha(script.getSha1(), type, keyBytes, argBytes);
+		Future<T> reply = connection.evalsha(script.getSha1(), type, keys, args);
 		try {
 			try {
 				return await(reply, deadline, interruptible);
@@ -142,8 +140,7 @@ final class LettuceScripts {
 				if (!noScript(ex.getCause())) {
 					throw ex;
 				}
-				reply = connection.eval(script.getScriptAsString().getBytes(StandardCharsets.UTF_8), type, keyBytes,
-						argBytes);
+				reply = connection.eval(script.getScriptAsString().getBytes(StandardCharsets.UTF_8), type, keys, args);
 				return await(reply, deadline, interruptible);
 			}
 		}
@@ -201,8 +198,8 @@ final class LettuceScripts {
 	 * kept): for housekeeping whose outcome the caller does not need, such as leaving a queue. A
 	 * failure is logged; the command, once sent, is never cancelled.
 	 */
-	void callBriefly(RedisScript<?> script, ScriptOutputType type, List<String> keys, Duration wait,
-			String... args) {
+	void callBriefly(RedisScript<?> script, ScriptOutputType type, byte[][] keys, Duration wait,
+			byte[]... args) {
 		CompletableFuture<Object> reply = callAsync(script, type, keys, args);
 		boolean interrupted = Thread.interrupted();
 		try {
@@ -229,20 +226,18 @@ final class LettuceScripts {
 	 * Sends the script without blocking the calling thread; needs {@link #prepare()}.
 	 * @return the reply, when Redis answers
 	 */
-	<T> CompletableFuture<T> callAsync(RedisScript<?> script, ScriptOutputType type, List<String> keys, String... args) {
+	<T> CompletableFuture<T> callAsync(RedisScript<?> script, ScriptOutputType type, byte[][] keys, byte[]... args) {
 		RedisClusterAsyncCommands<byte[], byte[]> connection = this.commands;
 		if (connection == null) {
 			return CompletableFuture.failedFuture(new IllegalStateException("No shared connection to " + this.description));
 		}
-		byte[][] keyBytes = bytes(keys.toArray(String[]::new));
-		byte[][] argBytes = bytes(args);
 		CompletableFuture<T> result = new CompletableFuture<>();
-		connection.<T>evalsha(script.getSha1(), type, keyBytes, argBytes).whenComplete((value, error) -> {
+		connection.<T>evalsha(script.getSha1(), type, keys, args).whenComplete((value, error) -> {
 			if (error == null) {
 				result.complete(value);
 			}
 			else if (noScript(error)) {
-				connection.<T>eval(script.getScriptAsString().getBytes(StandardCharsets.UTF_8), type, keyBytes, argBytes)
+				connection.<T>eval(script.getScriptAsString().getBytes(StandardCharsets.UTF_8), type, keys, args)
 					.whenComplete((retried, retryError) -> {
 						if (retryError == null) {
 							result.complete(retried);
@@ -282,14 +277,6 @@ final class LettuceScripts {
 			this.commands = null;
 			this.lookedUp = false;
 		}
-	}
-
-	private static byte[][] bytes(String[] values) {
-		byte[][] bytes = new byte[values.length][];
-		for (int i = 0; i < values.length; i++) {
-			bytes[i] = values[i].getBytes(StandardCharsets.UTF_8);
-		}
-		return bytes;
 	}
 
 }

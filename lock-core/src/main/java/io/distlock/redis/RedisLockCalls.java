@@ -2,6 +2,7 @@ package io.distlock.redis;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -13,8 +14,10 @@ import io.lettuce.core.ScriptOutputType;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.RedisTemplate;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
+import org.springframework.data.redis.serializer.RedisSerializer;
 
 import io.distlock.core.LockBackend;
 import io.distlock.core.LockBackend.Acquisition;
@@ -30,22 +33,35 @@ import io.distlock.core.LockBackend.Release;
 final class RedisLockCalls {
 
 	/** At most how long a hold handed to a queued owner lasts before that owner extends it. */
-	private static final String HAND_OFF_LEASE = String.valueOf(LockBackend.QUEUE_PLACE.toMillis());
+	private static final byte[] HAND_OFF_LEASE = ScriptArguments.number(LockBackend.QUEUE_PLACE.toMillis());
+
+	private static final byte[] RELEASE = ScriptArguments.text("");
+
+	private static final byte[] LEAVE = ScriptArguments.text("leave");
+
+	private static final byte[] DEQUEUE = ScriptArguments.text("dequeue");
 
 	/** How long leaving a queue waits for Redis to confirm; the command is sent either way. */
 	private static final Duration LEAVE_REPLY_WAIT = Duration.ofMillis(100);
 
 	private final StringRedisTemplate redis;
 
+	/** Runs the scripts where they do not go straight to the connection, with keys and arguments as bytes. */
+	private final RedisTemplate<byte[], byte[]> scripts;
+
 	private final RedisKeys keys;
+
+	private final EncodedKeys encodedKeys;
+
+	private final ScriptArguments arguments = new ScriptArguments();
 
 	private final String description;
 
 	/** The restart grace in ms, as acquire.lua takes it. */
-	private final String restartGrace;
+	private final byte[] restartGrace;
 
 	/** The start of every client's hand-off channel (see {@code release.lua}). */
-	private final String grantChannelPrefix;
+	private final byte[] grantChannelPrefix;
 
 	/** Runs the lock scripts straight on the shared Lettuce connection, where there is one. */
 	private final LettuceScripts direct;
@@ -71,11 +87,17 @@ final class RedisLockCalls {
 	RedisLockCalls(RedisConnectionFactory connectionFactory, String keyPrefix, Duration restartGrace) {
 		this.keys = new RedisKeys(keyPrefix,
 				connectionFactory instanceof LettuceConnectionFactory lettuce && lettuce.isClusterAware());
-		this.grantChannelPrefix = this.keys.grantChannelPrefix();
-		this.restartGrace = this.keys.cluster() ? "0" : String.valueOf(Math.max(0, restartGrace.toMillis()));
+		this.encodedKeys = new EncodedKeys(this.keys);
+		this.grantChannelPrefix = ScriptArguments.text(this.keys.grantChannelPrefix());
+		this.restartGrace = ScriptArguments.number(this.keys.cluster() ? 0 : Math.max(0, restartGrace.toMillis()));
 		this.redis = new StringRedisTemplate(connectionFactory);
-		// Otherwise every script call wraps the connection in a close-suppressing JDK proxy.
+		// Otherwise every call through a template wraps the connection in a close-suppressing JDK proxy.
 		this.redis.setExposeConnection(true);
+		this.scripts = new RedisTemplate<>();
+		this.scripts.setConnectionFactory(connectionFactory);
+		this.scripts.setDefaultSerializer(RedisSerializer.byteArray());
+		this.scripts.setExposeConnection(true);
+		this.scripts.afterPropertiesSet();
 		this.description = RedisDiagnostics.describe(connectionFactory);
 		this.direct = new LettuceScripts(connectionFactory, !this.keys.cluster(), this.description);
 	}
@@ -119,24 +141,23 @@ final class RedisLockCalls {
 	 * Runs a lock script and waits for its reply: straight on the shared Lettuce connection where
 	 * there is one (a lock decision is on every critical section's path; the template's connection
 	 * wrapper, serializers and translation cost about as much client time as the call itself), else
-	 * through the template.
-	 */
-	private <T> T eval(RedisScript<?> script, ScriptOutputType type, List<String> keys, String... args) {
-		return eval(script, type, keys, null, args);
-	}
-
-	/**
-	 * {@link #eval(RedisScript, ScriptOutputType, List, String...)}, waiting at most {@code within}
-	 * on the shared Lettuce connection; through the template, the connection's command timeout bounds it.
+	 * through the template. Waits at most {@code within} on the shared connection, or its command
+	 * timeout if {@code null}; through the template, the connection's command timeout bounds it.
 	 */
 	@SuppressWarnings("unchecked")
-	private <T> T eval(RedisScript<?> script, ScriptOutputType type, List<String> keys, Duration within,
-			String... args) {
+	private <T> T eval(RedisScript<?> script, ScriptOutputType type, byte[][] keys, Duration within, byte[]... args) {
 		if (!this.direct.ready() && !this.direct.prepareOnce()) {
-			return (T) this.redis.execute(script, keys, (Object[]) args);
+			return (T) throughTemplate(script, keys, args);
 		}
 		return (within != null) ? this.direct.callUninterruptibly(script, type, keys, within, args)
 				: this.direct.call(script, type, keys, args);
+	}
+
+	/** Replies of numbers only, or lists of them: no result serializer has anything to read. */
+	@SuppressWarnings({ "unchecked", "rawtypes" })
+	private Object throughTemplate(RedisScript<?> script, byte[][] keys, byte[]... args) {
+		return this.scripts.execute((RedisScript) script, RedisSerializer.byteArray(), RedisSerializer.byteArray(),
+				Arrays.asList(keys), (Object[]) args);
 	}
 
 	/**
@@ -146,9 +167,9 @@ final class RedisLockCalls {
 	Acquisition acquire(String name, String owner, int heldCount, Duration lease, String attemptId,
 			Duration queueFor, String ticket) {
 		String attempt = (attemptId != null && !attemptId.isEmpty()) ? attemptId : (ticket != null) ? ticket : "";
-		List<?> reply = eval(LockScripts.ACQUIRE, ScriptOutputType.MULTI, this.keys.scriptKeys(name), owner,
-				String.valueOf(lease.toMillis()), String.valueOf(heldCount), attempt, String.valueOf(queueFor.toMillis()),
-				this.restartGrace);
+		List<?> reply = eval(LockScripts.ACQUIRE, ScriptOutputType.MULTI, this.encodedKeys.acquireKeys(name), null,
+				this.arguments.owner(owner), this.arguments.lease(lease), ScriptArguments.number(heldCount),
+				ScriptArguments.text(attempt), ScriptArguments.number(queueFor.toMillis()), this.restartGrace);
 		return RedisReplies.acquisition(reply, name, lease, attempt);
 	}
 
@@ -160,8 +181,9 @@ final class RedisLockCalls {
 	CompletableFuture<Acquisition> acquireAsync(String name, String owner, int heldCount, Duration lease,
 			String attemptId) {
 		String attempt = (attemptId != null) ? attemptId : "";
-		return this.direct.<List<?>>callAsync(LockScripts.ACQUIRE, ScriptOutputType.MULTI, this.keys.scriptKeys(name),
-				owner, String.valueOf(lease.toMillis()), String.valueOf(heldCount), attempt, "0", this.restartGrace)
+		return this.direct.<List<?>>callAsync(LockScripts.ACQUIRE, ScriptOutputType.MULTI,
+				this.encodedKeys.acquireKeys(name), this.arguments.owner(owner), this.arguments.lease(lease),
+				ScriptArguments.number(heldCount), ScriptArguments.text(attempt), ScriptArguments.number(0), this.restartGrace)
 			.thenApply(reply -> RedisReplies.acquisition(reply, name, lease, attempt));
 	}
 
@@ -170,9 +192,9 @@ final class RedisLockCalls {
 	 * @param within how long to wait on the shared connection, or {@code null} for its command timeout
 	 */
 	Release release(String name, String owner, int heldCount, String attemptId, Duration within) {
-		Long reply = eval(LockScripts.RELEASE, ScriptOutputType.INTEGER, this.keys.releaseKeys(name, owner), within,
-				owner, String.valueOf(heldCount), this.keys.releaseChannel(name), "", (attemptId != null) ? attemptId : "",
-				HAND_OFF_LEASE, this.grantChannelPrefix, this.restartGrace);
+		byte[] ownerBytes = this.arguments.owner(owner);
+		Long reply = eval(LockScripts.RELEASE, ScriptOutputType.INTEGER, this.encodedKeys.releaseKeys(name, ownerBytes),
+				within, releaseArguments(ownerBytes, heldCount, RELEASE, attemptId));
 		return RedisReplies.release(reply, name);
 	}
 
@@ -181,16 +203,23 @@ final class RedisLockCalls {
 	 * @return the outcome, when Redis answers
 	 */
 	CompletableFuture<Release> releaseAsync(String name, String owner, int heldCount, String attemptId) {
+		byte[] ownerBytes = this.arguments.owner(owner);
 		return this.direct.<Long>callAsync(LockScripts.RELEASE, ScriptOutputType.INTEGER,
-				this.keys.releaseKeys(name, owner), owner, String.valueOf(heldCount), this.keys.releaseChannel(name), "",
-				(attemptId != null) ? attemptId : "", HAND_OFF_LEASE, this.grantChannelPrefix, this.restartGrace)
+				this.encodedKeys.releaseKeys(name, ownerBytes), releaseArguments(ownerBytes, heldCount, RELEASE, attemptId))
 			.thenApply(reply -> RedisReplies.release(reply, name));
+	}
+
+	/** The ARGV of {@code release.lua}, in its order. */
+	private byte[][] releaseArguments(byte[] owner, int heldCount, byte[] mode, String attemptId) {
+		return new byte[][] { owner, ScriptArguments.number(heldCount), mode,
+				ScriptArguments.text((attemptId != null) ? attemptId : ""), HAND_OFF_LEASE, this.grantChannelPrefix,
+				this.restartGrace };
 	}
 
 	/** Issues the token with {@code token.lua}, on the hold's first request for it. */
 	long issueToken(String name, String owner, String attemptId) {
-		Long reply = eval(LockScripts.TOKEN, ScriptOutputType.INTEGER, this.keys.tokenKeys(name), owner,
-				(attemptId != null) ? attemptId : "", this.restartGrace);
+		Long reply = eval(LockScripts.TOKEN, ScriptOutputType.INTEGER, this.encodedKeys.tokenKeys(name), null,
+				this.arguments.owner(owner), ScriptArguments.text((attemptId != null) ? attemptId : ""), this.restartGrace);
 		if (reply == null) {
 			throw new IllegalStateException("Redis returned no reply to the fencing token request of lock '" + name + "'");
 		}
@@ -203,14 +232,14 @@ final class RedisLockCalls {
 	 * it is harmless whenever it lands.
 	 */
 	void leaveQueue(String name, String owner, String ticket, boolean passOnHandOff) {
-		String mode = passOnHandOff ? "leave" : "dequeue";
+		byte[] ownerBytes = this.arguments.owner(owner);
+		byte[][] keys = this.encodedKeys.releaseKeys(name, ownerBytes);
+		byte[][] args = releaseArguments(ownerBytes, 0, passOnHandOff ? LEAVE : DEQUEUE, ticket);
 		if (this.direct.ready()) {
-			this.direct.callBriefly(LockScripts.RELEASE, ScriptOutputType.INTEGER, this.keys.releaseKeys(name, owner),
-					LEAVE_REPLY_WAIT, owner, "0", this.keys.releaseChannel(name), mode, ticket, HAND_OFF_LEASE, this.grantChannelPrefix, this.restartGrace);
+			this.direct.callBriefly(LockScripts.RELEASE, ScriptOutputType.INTEGER, keys, LEAVE_REPLY_WAIT, args);
 			return;
 		}
-		this.leaves.execute(() -> this.redis.execute(LockScripts.RELEASE, this.keys.releaseKeys(name, owner), owner, "0",
-				this.keys.releaseChannel(name), mode, ticket, HAND_OFF_LEASE, this.grantChannelPrefix, this.restartGrace));
+		this.leaves.execute(() -> throughTemplate(LockScripts.RELEASE, keys, args));
 	}
 
 	/**
@@ -219,9 +248,8 @@ final class RedisLockCalls {
 	 * @return whether a hold was deleted
 	 */
 	boolean abandon(String name, String owner, String attemptId) {
-		Long reply = this.redis.execute(LockScripts.ABANDON, List.of(this.keys.lock(name)), owner, attemptId,
-				this.keys.releaseChannel(name));
-		return reply != null && reply == 1;
+		Object reply = throughTemplate(LockScripts.ABANDON, abandonKeys(name), abandonArguments(owner, attemptId, name));
+		return reply instanceof Long deleted && deleted == 1;
 	}
 
 	/**
@@ -229,9 +257,18 @@ final class RedisLockCalls {
 	 * @return whether a hold was deleted, when Redis answers
 	 */
 	CompletableFuture<Boolean> abandonAsync(String name, String owner, String attemptId) {
-		return this.direct.<Long>callAsync(LockScripts.ABANDON, ScriptOutputType.INTEGER, List.of(this.keys.lock(name)), owner,
-				attemptId, this.keys.releaseChannel(name))
+		return this.direct.<Long>callAsync(LockScripts.ABANDON, ScriptOutputType.INTEGER, abandonKeys(name),
+				abandonArguments(owner, attemptId, name))
 			.thenApply(reply -> reply != null && reply == 1);
+	}
+
+	private byte[][] abandonKeys(String name) {
+		return new byte[][] { this.encodedKeys.lockKey(name) };
+	}
+
+	private byte[][] abandonArguments(String owner, String attemptId, String name) {
+		return new byte[][] { this.arguments.owner(owner), ScriptArguments.text((attemptId != null) ? attemptId : ""),
+				ScriptArguments.text(this.keys.releaseChannel(name)) };
 	}
 
 	/**
@@ -239,15 +276,15 @@ final class RedisLockCalls {
 	 * @param within how long to wait on the shared connection; {@code null}: through the template
 	 */
 	List<Boolean> renewInOneScript(List<HoldRef> holds, Duration lease, Duration within) {
-		List<String> lockKeys = new ArrayList<>(holds.size());
-		String[] args = new String[holds.size() + 1];
-		args[0] = String.valueOf(lease.toMillis());
+		byte[][] lockKeys = new byte[holds.size()][];
+		byte[][] args = new byte[holds.size() + 1][];
+		args[0] = this.arguments.lease(lease);
 		for (int i = 0; i < holds.size(); i++) {
-			lockKeys.add(this.keys.lock(holds.get(i).name()));
-			args[i + 1] = holds.get(i).owner();
+			lockKeys[i] = this.encodedKeys.lockKey(holds.get(i).name());
+			args[i + 1] = this.arguments.owner(holds.get(i).owner());
 		}
 		List<?> reply = (within != null) ? eval(LockScripts.RENEW, ScriptOutputType.MULTI, lockKeys, within, args)
-				: this.redis.execute(LockScripts.RENEW, lockKeys, (Object[]) args);
+				: (List<?>) throughTemplate(LockScripts.RENEW, lockKeys, args);
 		List<Boolean> renewed = new ArrayList<>(holds.size());
 		for (int i = 0; i < holds.size(); i++) {
 			renewed.add(RedisReplies.number(reply, i, holds.get(i).name()) == 1);

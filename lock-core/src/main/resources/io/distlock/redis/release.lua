@@ -9,27 +9,28 @@
 -- KEYS[5]  this owner's release marker: the attempt id of the hold it last released, kept 15 s
 -- ARGV[1]  owner id
 -- ARGV[2]  the hold count the owner has before this release
--- ARGV[3]  the channel on which waiters listen for this lock
--- ARGV[4]  '' to release; 'leave': attempt ARGV[5] gives up waiting: it leaves the queue, and a
+-- ARGV[3]  '' to release; 'leave': attempt ARGV[4] gives up waiting: it leaves the queue, and a
 --          hold handed to it meanwhile (which it never took up) is released as below; 'dequeue':
---          attempt ARGV[5] only leaves the queue (its client closes; a hold handed to it is its
+--          attempt ARGV[4] only leaves the queue (its client closes; a hold handed to it is its
 --          waiter's, which gives it back itself)
--- ARGV[5]  the attempt that took the hold (acquire.lua's ARGV[4]), or '': a release of an earlier
+-- ARGV[4]  the attempt that took the hold (acquire.lua's ARGV[4]), or '': a release of an earlier
 --          hold that arrives after the same owner's next attempt took the lock over must not delete
 --          that one; leaving: the attempt that leaves
--- ARGV[6]  the lease, in ms, of a hold handed on, at most: the new holder extends it to its own
+-- ARGV[5]  the lease, in ms, of a hold handed on, at most: the new holder extends it to its own
 --          lease when it takes the hold up, so a waiter that vanished since it last called keeps
 --          the lock only this long
--- ARGV[7]  the start of every client's hand-off channel: a hand-off is published on the channel of
---          the client whose owner it is for (ARGV[7] followed by the client id, the owner id's part
+-- ARGV[6]  the start of every client's hand-off channel: a hand-off is published on the channel of
+--          the client whose owner it is for (ARGV[6] followed by the client id, the owner id's part
 --          before its first ':'), so no other client is woken by it
--- ARGV[8]  the restart grace in ms, 0 for none (see acquire.lua)
+-- ARGV[7]  the restart grace in ms, 0 for none (see acquire.lua)
+-- The lock's own channel, on which waiters listen for it, is KEYS[1] followed by ':released' (a
+-- channel, not a key, so it need not be sent: one argument less on every release).
 -- Returns  1 released (handed on or freed); 0 still held with ARGV[2] - 1 holds; -1 the owner
 --          does not hold the lock; 2 the attempt left the queue without having been handed the
 --          lock; 3 the owner does not hold the lock because this very release was applied before
 --          (a copy re-sent after a reconnect), not because the hold was lost.
--- Messages 'grant <token> <owner id> <attempt id> <ARGV[3]>' on the new holder's client channel when
--- handed on; 'released' on ARGV[3] when freed.
+-- Messages 'grant <token> <owner id> <attempt id> <lock channel>' on the new holder's client channel
+-- when handed on; 'released' on the lock channel when freed.
 -- The count is set to ARGV[2] - 1, not decremented, so a copy re-sent after a reconnect cannot
 -- release a reentrant hold of 2 down to 0.
 -- A hand-off's token comes from nextToken (fencing.lua, which LockScripts puts before this file).
@@ -40,9 +41,10 @@ local function attemptOf(hold)
 end
 
 local owner = ARGV[1]
-local attempt = ARGV[5]
+local attempt = ARGV[4]
+local channel = KEYS[1] .. ':released'
 local remaining
-if ARGV[4] ~= '' then
+if ARGV[3] ~= '' then
   local entry = redis.call('hget', KEYS[4], owner)
   if entry then
     -- Only this attempt's place: a later attempt of the same thread may have queued since.
@@ -52,7 +54,7 @@ if ARGV[4] ~= '' then
     end
     return 2
   end
-  if ARGV[4] == 'dequeue' or redis.call('hget', KEYS[1], owner) ~= '1'
+  if ARGV[3] == 'dequeue' or redis.call('hget', KEYS[1], owner) ~= '1'
       or attemptOf(redis.call('hget', KEYS[1], ':attempt')) ~= attempt then
     return 2
   end
@@ -91,14 +93,14 @@ if redis.call('exists', KEYS[3]) == 1 then
     redis.call('hdel', KEYS[4], head)
     local deadline, lease, ticket = string.match(entry or '', '^(%d+):(%d+):(.*)$')
     if deadline and tonumber(deadline) >= t then
-      local _, token = nextToken(ARGV[8])
+      local _, token = nextToken(ARGV[7])
       redis.call('hset', KEYS[1], head, 1, ':token', token, ':attempt', ticket)
-      redis.call('pexpire', KEYS[1], math.min(tonumber(lease), tonumber(ARGV[6])))
-      redis.call('publish', ARGV[7] .. string.match(head, '^[^:]*'),
-        'grant ' .. token .. ' ' .. head .. ' ' .. ticket .. ' ' .. ARGV[3])
+      redis.call('pexpire', KEYS[1], math.min(tonumber(lease), tonumber(ARGV[5])))
+      redis.call('publish', ARGV[6] .. string.match(head, '^[^:]*'),
+        'grant ' .. token .. ' ' .. head .. ' ' .. ticket .. ' ' .. channel)
       return 1
     end
   end
 end
-redis.call('publish', ARGV[3], 'released')
+redis.call('publish', channel, 'released')
 return 1

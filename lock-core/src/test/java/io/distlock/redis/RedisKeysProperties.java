@@ -70,6 +70,27 @@ class RedisKeysProperties {
 		}
 	}
 
+	/**
+	 * The keys the scripts are sent, encoded once per name, are the keys above in UTF-8 (names with
+	 * unpaired surrogates, which UTF-8 cannot carry, never reach here), also after another
+	 * name took a name's slot in the table; and the lock's channel is its key followed by
+	 * {@code :released}, as {@code release.lua} derives it instead of being sent it.
+	 */
+	@Property(tries = 300)
+	void encodedKeysAreTheKeysAndTheChannelFollowsTheLockKey(@ForAll("names") String a, @ForAll("names") String b) {
+		for (RedisKeys keys : List.of(SINGLE, CLUSTER)) {
+			EncodedKeys encoded = new EncodedKeys(keys);
+			for (String name : List.of(a, b, a, b)) {
+				assertThat(encoded.acquireKeys(name)).isDeepEqualTo(ScriptArguments.text(keys.scriptKeys(name)));
+				assertThat(encoded.releaseKeys(name, ScriptArguments.text("client-1:42")))
+					.isDeepEqualTo(ScriptArguments.text(keys.releaseKeys(name, "client-1:42")));
+				assertThat(encoded.tokenKeys(name)).isDeepEqualTo(ScriptArguments.text(keys.tokenKeys(name)));
+				assertThat(encoded.lockKey(name)).isEqualTo(ScriptArguments.text(keys.lock(name)));
+				assertThat(keys.releaseChannel(name)).isEqualTo(keys.lock(name) + ":released");
+			}
+		}
+	}
+
 	@Property(tries = 200)
 	void aPrefixWithAHashTagOrNothingInItIsRefused(@ForAll("prefixes") String prefix) {
 		if (prefix.isBlank() || prefix.contains("{") || prefix.contains("}")) {

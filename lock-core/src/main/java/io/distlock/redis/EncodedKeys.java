@@ -1,0 +1,98 @@
+package io.distlock.redis;
+
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * The keys of a lock's scripts as the bytes Redis is sent, encoded once per lock name rather than
+ * on every call: an acquisition sends 4 keys and a release 5, and building their strings and UTF-8
+ * copies anew each time was a sixth of what an uncontended lock-and-unlock allocated.
+ *
+ * <p>A fixed table indexed by the name's hash keeps the names used last. A name whose slot another
+ * name took meanwhile is simply encoded again, so memory stays bounded (a few hundred names'
+ * keys) however many names a client uses, and no call waits for another.
+ */
+final class EncodedKeys {
+
+	/** A power of two; a few hundred names' keys are some tens of kilobytes. */
+	private static final int SLOTS = 256;
+
+	private final RedisKeys keys;
+
+	/**
+	 * Read and written without locks: an entry is immutable (final fields, arrays never written
+	 * after construction), so a thread sees either a whole entry or an older one or none.
+	 */
+	private final Names[] table = new Names[SLOTS];
+
+	EncodedKeys(RedisKeys keys) {
+		this.keys = keys;
+	}
+
+	/**
+	 * @return the keys of {@code acquire.lua} in KEYS order (see {@link RedisKeys#scriptKeys}); shared
+	 * between calls, so never to be written to
+	 */
+	byte[][] acquireKeys(String name) {
+		return of(name).scriptKeys;
+	}
+
+	/**
+	 * @param owner the owner id, encoded
+	 * @return the keys of {@code release.lua} in KEYS order (see {@link RedisKeys#releaseKeys}); a new array
+	 */
+	byte[][] releaseKeys(String name, byte[] owner) {
+		Names names = of(name);
+		byte[][] keys = new byte[5][];
+		System.arraycopy(names.scriptKeys, 0, keys, 0, 4);
+		byte[] marker = new byte[names.markerPrefix.length + owner.length];
+		System.arraycopy(names.markerPrefix, 0, marker, 0, names.markerPrefix.length);
+		System.arraycopy(owner, 0, marker, names.markerPrefix.length, owner.length);
+		keys[4] = marker;
+		return keys;
+	}
+
+	/** @return the keys of {@code token.lua} (see {@link RedisKeys#tokenKeys}), the first two of acquire's; a new array */
+	byte[][] tokenKeys(String name) {
+		return Arrays.copyOf(of(name).scriptKeys, 2);
+	}
+
+	/** @return the lock hash's key, encoded */
+	byte[] lockKey(String name) {
+		return of(name).scriptKeys[0];
+	}
+
+	private Names of(String name) {
+		int hash = name.hashCode();
+		int slot = (hash ^ (hash >>> 16)) & (SLOTS - 1);
+		Names names = this.table[slot];
+		if (names == null || !names.name.equals(name)) {
+			names = new Names(name, this.keys);
+			this.table[slot] = names;
+		}
+		return names;
+	}
+
+	/** One name's encoded keys. */
+	private static final class Names {
+
+		final String name;
+
+		final byte[][] scriptKeys;
+
+		/** The release marker's key up to the owner id. */
+		final byte[] markerPrefix;
+
+		Names(String name, RedisKeys keys) {
+			this.name = name;
+			List<String> release = keys.releaseKeys(name, "");
+			this.scriptKeys = new byte[4][];
+			for (int i = 0; i < 4; i++) {
+				this.scriptKeys[i] = ScriptArguments.text(release.get(i));
+			}
+			this.markerPrefix = ScriptArguments.text(release.get(4));
+		}
+
+	}
+
+}
