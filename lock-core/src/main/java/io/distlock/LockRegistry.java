@@ -173,15 +173,16 @@ public interface LockRegistry {
 
 	/**
 	 * Unlocks the most recent first; a failure to unlock is added to {@code failure} if there is one, and
-	 * thrown (after every lock was tried) if not.
+	 * thrown (after every lock was tried) if not. An {@link Error} from one unlock does not keep the
+	 * others locked either.
 	 */
 	private static void unlockAll(Deque<DistLock> held, Throwable failure) {
-		RuntimeException unlockFailure = null;
+		Throwable unlockFailure = null;
 		for (DistLock lock : held) {
 			try {
 				lock.unlock();
 			}
-			catch (RuntimeException ex) {
+			catch (RuntimeException | Error ex) {
 				if (failure != null) {
 					failure.addSuppressed(ex);
 				}
@@ -193,8 +194,11 @@ public interface LockRegistry {
 				}
 			}
 		}
+		if (unlockFailure instanceof Error error) {
+			throw error;
+		}
 		if (unlockFailure != null) {
-			throw unlockFailure;
+			throw (RuntimeException) unlockFailure;
 		}
 	}
 
