@@ -136,7 +136,8 @@ final class RedlockFanOut implements AutoCloseable {
 	void warmUp() {
 		List<CompletableFuture<String>> answers = this.nodes.stream().map(node -> CompletableFuture.supplyAsync(() -> {
 			String serverId = node.serverId();
-			// Runs a lock script once, so that the first real acquisition does not pay its loading.
+			// One plain command through the node's template, so that its connection is open before the
+			// first real acquisition (the lock scripts themselves load at their first NOSCRIPT).
 			node.isHeldBy("distlock-warm-up", "-");
 			if (!node.prepareAsync()) {
 				log.debug("Redlock node {} has no shared Lettuce connection; its calls block a pool thread each",

@@ -3,6 +3,7 @@ package io.distlock.zookeeper;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
 import org.apache.curator.framework.CuratorFramework;
@@ -76,7 +77,8 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
 	private volatile ConnectionState lastState = ConnectionState.CONNECTED;
 
-	private volatile boolean closed;
+	/** Set once: two threads closing at once (a shutdown hook and the context) must not close the client twice. */
+	private final AtomicBoolean closed = new AtomicBoolean();
 
 	/**
 	 * @param client a started Curator client
@@ -276,10 +278,9 @@ public final class ZooKeeperLockBackend implements LockBackend {
 	 */
 	@Override
 	public void close() {
-		if (this.closed) {
+		if (!this.closed.compareAndSet(false, true)) {
 			return;
 		}
-		this.closed = true;
 		this.client.getConnectionStateListenable().removeListener(this.connectionListener);
 		this.subscriptions.closeAll(this.ownsClient);
 		this.holds.shutdown();
