@@ -249,12 +249,23 @@ public class DistLockProperties implements InitializingBean {
 	 * properties alike.
 	 */
 	static void check(String property, Runnable libraryCheck) {
+		check(property, null, "", libraryCheck);
+	}
+
+	/**
+	 * {@link #check(String, Runnable)}, showing {@code shown} as the value instead of what the library
+	 * checked (a list, not its size; a value with its secrets masked) and adding {@code alternative}
+	 * to the advice.
+	 * @param shown the value as the message shows it; {@code null} for the one the library checked
+	 * @param alternative more advice after the library's, such as {@code ", or remove it"}; may be empty
+	 */
+	static void check(String property, Object shown, String alternative, Runnable libraryCheck) {
 		try {
 			libraryCheck.run();
 		}
 		catch (InvalidLockSettingException ex) {
-			throw new InvalidDistLockPropertyException(property, ex.getValue(), ex.getProblem(),
-					"Set " + property + " " + ex.getAdvice() + ".", ex);
+			throw new InvalidDistLockPropertyException(property, (shown != null) ? shown : ex.getValue(), ex.getProblem(),
+					"Set " + property + " " + ex.getAdvice() + alternative + ".", ex);
 		}
 	}
 
@@ -619,15 +630,9 @@ public class DistLockProperties implements InitializingBean {
 		 * is set; a failure names {@code property} and never prints a password.
 		 */
 		static void validateNodes(String property, List<String> nodes, String sslBundle) {
-			try {
-				LockSettings.redlockMasters(nodes.size());
-			}
-			catch (InvalidLockSettingException ex) {
-				// The list, not the count, and never a password: RedisUriText masks them.
-				throw new InvalidDistLockPropertyException(property, RedisUriText.redact(nodes), ex.getProblem(),
-						"Set " + property + " " + ex.getAdvice() + ", or remove it to use the single Redis of "
-								+ "spring.data.redis.", ex);
-			}
+			// The list, not the count, and never a password: RedisUriText masks them.
+			check(property, RedisUriText.redact(nodes), ", or remove it to use the single Redis of spring.data.redis",
+					() -> LockSettings.redlockMasters(nodes.size()));
 			Set<String> seen = new HashSet<>();
 			for (int i = 0; i < nodes.size(); i++) {
 				String node = nodes.get(i);
