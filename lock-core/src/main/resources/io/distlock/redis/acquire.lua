@@ -96,10 +96,10 @@ local function enqueue(t)
   if queueFor <= 0 then
     return
   end
-  if redis.call('hexists', KEYS[4], owner) == 0 then
+  -- HSET answers 1 for a new field: the owner is not in the list yet.
+  if redis.call('hset', KEYS[4], owner, string.format('%d:%s:%s', t + queueFor, ARGV[2], ARGV[4])) == 1 then
     redis.call('rpush', KEYS[3], owner)
   end
-  redis.call('hset', KEYS[4], owner, string.format('%d:%s:%s', t + queueFor, ARGV[2], ARGV[4]))
   if redis.call('pttl', KEYS[3]) < queueFor then
     redis.call('pexpire', KEYS[3], queueFor)
     redis.call('pexpire', KEYS[4], queueFor)
@@ -117,8 +117,10 @@ local function take()
   return {1, -2}
 end
 
--- One EXISTS for the lock and its queue: the uncontended path needs neither.
-if redis.call('exists', KEYS[1], KEYS[3]) == 0 then
+-- One EXISTS for the lock and its queue: the uncontended path needs neither, and with both there
+-- (the contended path) the lock is known to be taken without a second look.
+local present = redis.call('exists', KEYS[1], KEYS[3])
+if present == 0 then
   if held > 0 then
     return {-1, 0}
   end
@@ -130,7 +132,7 @@ if redis.call('exists', KEYS[1], KEYS[3]) == 0 then
   end
   return take()
 end
-if redis.call('exists', KEYS[1]) == 0 then
+if present == 1 and redis.call('exists', KEYS[1]) == 0 then
   -- Free, with a queue: the first live waiter goes first.
   if held > 0 then
     return {-1, 0}
@@ -153,14 +155,17 @@ if redis.call('exists', KEYS[1]) == 0 then
   end
   return take()
 end
-if redis.call('hexists', KEYS[1], owner) == 1 then
-  redis.call('hset', KEYS[1], owner, held + 1)
+-- Taken. By this owner (re-entering, or taking up a hold handed over): its count and the token in one call.
+local mine = redis.call('hmget', KEYS[1], owner, ':token')
+if mine[1] then
   if held == 0 and ARGV[4] ~= '' then
     -- Taking up a hold handed over: it is this attempt's now.
-    redis.call('hset', KEYS[1], ':attempt', ARGV[4])
+    redis.call('hset', KEYS[1], owner, held + 1, ':attempt', ARGV[4])
+  else
+    redis.call('hset', KEYS[1], owner, held + 1)
   end
   redis.call('pexpire', KEYS[1], ARGV[2])
-  return {1, tonumber(redis.call('hget', KEYS[1], ':token') or '-2')}
+  return {1, tonumber(mine[2] or '-2')}
 end
 if held > 0 then
   return {-1, 0}

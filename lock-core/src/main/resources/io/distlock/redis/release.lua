@@ -81,14 +81,12 @@ if remaining > 0 then
   return 0
 end
 redis.call('del', KEYS[1])
-if redis.call('exists', KEYS[3]) == 1 then
+-- Popping the head straight away: with nobody queued this costs what an EXISTS would.
+local head = redis.call('lpop', KEYS[3])
+if head then
   local t = redis.call('time')
   t = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  while true do
-    local head = redis.call('lpop', KEYS[3])
-    if not head then
-      break
-    end
+  while head do
     local entry = redis.call('hget', KEYS[4], head)
     redis.call('hdel', KEYS[4], head)
     local deadline, lease, ticket = string.match(entry or '', '^(%d+):(%d+):(.*)$')
@@ -100,6 +98,7 @@ if redis.call('exists', KEYS[3]) == 1 then
         'grant ' .. token .. ' ' .. head .. ' ' .. ticket .. ' ' .. channel)
       return 1
     end
+    head = redis.call('lpop', KEYS[3])
   end
 end
 redis.call('publish', channel, 'released')
