@@ -6,9 +6,10 @@
 -- than on a clock that a failover to another server may set back. A counter that marks a restart
 -- grace, or is missing where a grace is configured (grace: the restart grace in ms, 0 for none), is
 -- acquire.lua's to set: writing it here would end a grace, or hide the loss of data a grace must be
--- served for. Returns the token and its text.
-local function nextToken(grace)
-  local t = redis.call('time')
+-- served for. time: the server's TIME reply if the caller has it already (one command less), or nil.
+-- Returns the token and its text.
+local function nextToken(grace, time)
+  local t = time or redis.call('time')
   local clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
   local last = redis.call('get', KEYS[2])
   local number = tonumber(last or '')

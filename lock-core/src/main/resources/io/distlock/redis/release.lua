@@ -84,14 +84,14 @@ redis.call('del', KEYS[1])
 -- Popping the head straight away: with nobody queued this costs what an EXISTS would.
 local head = redis.call('lpop', KEYS[3])
 if head then
-  local t = redis.call('time')
-  t = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local time = redis.call('time')
+  local t = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
   while head do
     local entry = redis.call('hget', KEYS[4], head)
     redis.call('hdel', KEYS[4], head)
     local deadline, lease, ticket = string.match(entry or '', '^(%d+):(%d+):(.*)$')
     if deadline and tonumber(deadline) >= t then
-      local _, token = nextToken(ARGV[7])
+      local _, token = nextToken(ARGV[7], time)
       redis.call('hset', KEYS[1], head, 1, ':token', token, ':attempt', ticket)
       redis.call('pexpire', KEYS[1], math.min(tonumber(lease), tonumber(ARGV[5])))
       redis.call('publish', ARGV[6] .. string.match(head, '^[^:]*'),
