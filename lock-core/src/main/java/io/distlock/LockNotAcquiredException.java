@@ -4,8 +4,9 @@ import java.time.Duration;
 
 /**
  * A lock was not acquired within its wait because another holder kept it: what the reactive face
- * ({@link io.distlock.reactor.ReactiveLocks#withLock}) signals instead of running the work. A
- * backend that did not answer is a {@link LockBackendException} instead.
+ * ({@link io.distlock.reactor.ReactiveLocks#withLock}) signals and
+ * {@link LockRegistry#executeLocked(java.util.Collection, Duration, LockRegistry.LockedWork)} throws
+ * instead of running the work. A backend that did not answer is a {@link LockBackendException} instead.
  */
 public class LockNotAcquiredException extends RuntimeException {
 
@@ -22,7 +23,7 @@ public class LockNotAcquiredException extends RuntimeException {
 	public LockNotAcquiredException(String lockName, Duration waited) {
 		super("Could not acquire lock '" + lockName + "' within " + waited.toMillis()
 				+ " ms: another holder kept it. The work was not run; wait longer, or handle this error "
-				+ "(onErrorResume) if skipping it is acceptable.");
+				+ "(catch it, or onErrorResume in a reactive chain) if skipping the work is acceptable.");
 		this.lockName = lockName;
 		this.waited = waited;
 	}
