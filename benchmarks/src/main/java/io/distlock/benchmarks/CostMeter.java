@@ -2,8 +2,10 @@ package io.distlock.benchmarks;
 
 import java.lang.management.ManagementFactory;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 import io.distlock.embedded.RedisServerProcess;
 
@@ -11,12 +13,16 @@ import io.distlock.embedded.RedisServerProcess;
  * What a measured window cost on each side, divided by the pairs (or acquisitions) done in it: Redis
  * CPU ({@code INFO cpu}), commands Redis ran (every command of {@code INFO commandstats}, the
  * script calls and the commands inside them alike), request and reply bytes ({@code INFO stats}),
- * the client JVM's CPU and the bytes its threads allocated. On a machine where client and server
- * share the cores, throughput follows the sum of the two CPU figures.
+ * the client JVM's CPU and the bytes its threads allocated, all of them and the calling threads
+ * alone (the library's own threads, Lettuce's event loops and the harness are the difference). On a
+ * machine where client and server share the cores, throughput follows the sum of the two CPU figures.
  */
 final class CostMeter {
 
 	private final RedisServerProcess redis;
+
+	/** The threads that call the library, registered before the window starts. */
+	private final List<Thread> callers = new CopyOnWriteArrayList<>();
 
 	private Snapshot start;
 
@@ -24,6 +30,11 @@ final class CostMeter {
 
 	CostMeter(RedisServerProcess redis) {
 		this.redis = redis;
+	}
+
+	/** Counts {@code thread}'s allocations as a caller's; call it from the thread before {@link #start()}. */
+	void caller(Thread thread) {
+		this.callers.add(thread);
 	}
 
 	/** The window starts. */
@@ -45,11 +56,18 @@ final class CostMeter {
 		return new Costs((this.end.redisCpuSeconds - this.start.redisCpuSeconds) * 1e6 / n,
 				(this.end.commands - this.start.commands) / n, (this.end.inputBytes - this.start.inputBytes) / n,
 				(this.end.outputBytes - this.start.outputBytes) / n, (this.end.clientCpuNanos - this.start.clientCpuNanos) / 1e3 / n,
-				(this.end.allocatedBytes - this.start.allocatedBytes) / n);
+				(this.end.allocatedBytes - this.start.allocatedBytes) / n,
+				(this.end.callerAllocatedBytes - this.start.callerAllocatedBytes) / n);
 	}
 
 	private Snapshot snapshot() {
-		long allocated = ((com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean()).getTotalThreadAllocatedBytes();
+		com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+		long allocated = threads.getTotalThreadAllocatedBytes();
+		long byCallers = 0;
+		for (Thread caller : this.callers) {
+			// -1 for a thread the JVM does not count (a virtual one): left out.
+			byCallers += Math.max(0, threads.getThreadAllocatedBytes(caller.getId()));
+		}
 		long cpu = ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
 		Map<String, String> info = info(this.redis, "everything");
 		double redisCpu = number(info, "used_cpu_sys") + number(info, "used_cpu_user");
@@ -62,7 +80,7 @@ final class CostMeter {
 			}
 		}
 		return new Snapshot(redisCpu, commands, (long) number(info, "total_net_input_bytes"),
-				(long) number(info, "total_net_output_bytes"), cpu, allocated);
+				(long) number(info, "total_net_output_bytes"), cpu, allocated, byCallers);
 	}
 
 	/**
@@ -91,7 +109,7 @@ final class CostMeter {
 	}
 
 	private record Snapshot(double redisCpuSeconds, long commands, long inputBytes, long outputBytes, long clientCpuNanos,
-			long allocatedBytes) {
+			long allocatedBytes, long callerAllocatedBytes) {
 	}
 
 	/**
@@ -102,18 +120,20 @@ final class CostMeter {
 	 * @param replyBytes bytes Redis sent (replies and pub/sub messages)
 	 * @param clientCpuMicros the client JVM's CPU, every thread (the harness's own loop included)
 	 * @param allocatedBytes bytes the client JVM's threads allocated
+	 * @param callerAllocatedBytes bytes the calling threads allocated (0 where none were registered)
 	 */
 	record Costs(double redisCpuMicros, double commands, double requestBytes, double replyBytes, double clientCpuMicros,
-			double allocatedBytes) {
+			double allocatedBytes, double callerAllocatedBytes) {
 
 		String row(String name) {
-			return String.format(Locale.ROOT, "%-14s %10.1f %10.1f %10.0f %10.0f %10.1f %10.0f", name, this.redisCpuMicros,
-					this.commands, this.requestBytes, this.replyBytes, this.clientCpuMicros, this.allocatedBytes);
+			return String.format(Locale.ROOT, "%-14s %10.1f %10.1f %10.0f %10.0f %10.1f %10.0f %10.0f", name, this.redisCpuMicros,
+					this.commands, this.requestBytes, this.replyBytes, this.clientCpuMicros, this.allocatedBytes,
+					this.callerAllocatedBytes);
 		}
 
 		static String header() {
-			return String.format(Locale.ROOT, "%-14s %10s %10s %10s %10s %10s %10s", "library", "redis us", "commands",
-					"req bytes", "reply B", "client us", "alloc B");
+			return String.format(Locale.ROOT, "%-14s %10s %10s %10s %10s %10s %10s %10s", "library", "redis us", "commands",
+					"req bytes", "reply B", "client us", "alloc B", "caller B");
 		}
 
 	}

@@ -360,7 +360,7 @@ public final class LockBenchmarks {
 		if (results.values().stream().allMatch(result -> result.costs() == null)) {
 			return;
 		}
-		report.add("Cost per " + unit + " (Redis CPU, commands Redis ran, bytes in and out of Redis, client JVM CPU, bytes allocated)");
+		report.add("Cost per " + unit + " (Redis CPU, commands Redis ran, bytes in and out of Redis, client JVM CPU, bytes allocated by all threads and by the calling threads)");
 		report.add(CostMeter.Costs.header());
 		results.forEach((name, result) -> {
 			if (result.costs() != null) {
@@ -371,9 +371,9 @@ public final class LockBenchmarks {
 			CostMeter.Costs costs = result.costs();
 			if (costs != null) {
 				report.add(String.format(Locale.ROOT,
-						"COST scenario=%s lib=%s redisCpuUs=%.1f commands=%.1f requestBytes=%.0f replyBytes=%.0f clientCpuUs=%.1f allocatedBytes=%.0f",
+						"COST scenario=%s lib=%s redisCpuUs=%.1f commands=%.1f requestBytes=%.0f replyBytes=%.0f clientCpuUs=%.1f allocatedBytes=%.0f callerAllocatedBytes=%.0f",
 						scenario, name, costs.redisCpuMicros(), costs.commands(), costs.requestBytes(), costs.replyBytes(),
-						costs.clientCpuMicros(), costs.allocatedBytes()));
+						costs.clientCpuMicros(), costs.allocatedBytes(), costs.callerAllocatedBytes()));
 			}
 		});
 	}
@@ -578,6 +578,9 @@ public final class LockBenchmarks {
 			int thread = t;
 			futures.add(pool.submit(() -> {
 				Loop loop = loops.create(thread, measuring);
+				if (meter != null) {
+					meter.caller(Thread.currentThread());
+				}
 				ready.countDown();
 				while (!stop.get()) {
 					if (loop.once()) {
