@@ -2,10 +2,10 @@ package io.distlock.benchmarks;
 
 import java.lang.management.ManagementFactory;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 
 import io.distlock.embedded.RedisServerProcess;
 
@@ -22,7 +22,7 @@ final class CostMeter {
 	private final RedisServerProcess redis;
 
 	/** The threads that call the library, registered before the window starts. */
-	private final List<Thread> callers = new CopyOnWriteArrayList<>();
+	private final Queue<Thread> callers = new ConcurrentLinkedQueue<>();
 
 	private Snapshot start;
 

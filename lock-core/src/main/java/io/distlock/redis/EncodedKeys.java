@@ -1,7 +1,6 @@
 package io.distlock.redis;
 
 import java.util.Arrays;
-import java.util.List;
 
 /**
  * The keys of a lock's scripts as the bytes Redis is sent, encoded once per lock name rather than
@@ -85,12 +84,10 @@ final class EncodedKeys {
 
 		Names(String name, RedisKeys keys) {
 			this.name = name;
-			List<String> release = keys.releaseKeys(name, "");
-			this.scriptKeys = new byte[4][];
-			for (int i = 0; i < 4; i++) {
-				this.scriptKeys[i] = ScriptArguments.text(release.get(i));
-			}
-			this.markerPrefix = ScriptArguments.text(release.get(4));
+			// Release's keys are acquire's four and the marker; with no owner, the marker's prefix.
+			byte[][] release = ScriptArguments.text(keys.releaseKeys(name, ""));
+			this.scriptKeys = Arrays.copyOf(release, 4);
+			this.markerPrefix = release[4];
 		}
 
 	}

@@ -21,18 +21,18 @@ final class ScriptArguments {
 	}
 
 	/** The calling thread's last owner id and its bytes: a thread is one owner, call after call. */
-	private final ThreadLocal<Encoded> lastOwner = new ThreadLocal<>();
+	private final ThreadLocal<Owner> lastOwner = new ThreadLocal<>();
 
-	/** The last lease sent: a client uses one lease for nearly every hold. */
-	private volatile Encoded lastLease = new Encoded("", new byte[0], Long.MIN_VALUE);
+	/** The last lease sent, or {@code null}: a client uses one lease for nearly every hold. */
+	private volatile Lease lastLease;
 
 	/** @return the owner id's bytes; never to be written to */
 	byte[] owner(String owner) {
-		Encoded last = this.lastOwner.get();
-		if (last != null && last.value.equals(owner)) {
+		Owner last = this.lastOwner.get();
+		if (last != null && last.id.equals(owner)) {
 			return last.bytes;
 		}
-		Encoded encoded = new Encoded(owner, text(owner));
+		Owner encoded = new Owner(owner, text(owner));
 		this.lastOwner.set(encoded);
 		return encoded.bytes;
 	}
@@ -40,11 +40,11 @@ final class ScriptArguments {
 	/** @return the lease in milliseconds, as bytes; never to be written to */
 	byte[] lease(Duration lease) {
 		long millis = lease.toMillis();
-		Encoded last = this.lastLease;
-		if (last.number == millis) {
+		Lease last = this.lastLease;
+		if (last != null && last.millis == millis) {
 			return last.bytes;
 		}
-		Encoded encoded = new Encoded(Long.toString(millis), null, millis);
+		Lease encoded = new Lease(millis, text(Long.toString(millis)));
 		this.lastLease = encoded;
 		return encoded.bytes;
 	}
@@ -66,25 +66,12 @@ final class ScriptArguments {
 		return bytes;
 	}
 
-	/** A value with its bytes, immutable, so that it can be read without locks. */
-	private static final class Encoded {
+	/** An owner id with its bytes; immutable, so that it can be shared without locks. */
+	private record Owner(String id, byte[] bytes) {
+	}
 
-		final String value;
-
-		final byte[] bytes;
-
-		final long number;
-
-		Encoded(String value, byte[] bytes) {
-			this(value, bytes, Long.MIN_VALUE);
-		}
-
-		Encoded(String value, byte[] bytes, long number) {
-			this.value = value;
-			this.bytes = (bytes != null) ? bytes : text(value);
-			this.number = number;
-		}
-
+	/** A lease in milliseconds with its bytes; immutable, so that it can be read without locks. */
+	private record Lease(long millis, byte[] bytes) {
 	}
 
 }
