@@ -28,8 +28,13 @@ final class Contenders {
 	}
 
 	static List<Contender> all(String host, int port) {
-		return List.of(distlock(host, port), redisson(host, port), springIntegration(host, port, RedisLockRegistry.RedisLockType.SPIN_LOCK),
+		List<Contender> peers = List.of(distlock(host, port), redisson(host, port),
+				springIntegration(host, port, RedisLockRegistry.RedisLockType.SPIN_LOCK),
 				springIntegration(host, port, RedisLockRegistry.RedisLockType.PUB_SUB_LOCK), naive(host, port));
+		if (!Boolean.getBoolean("bench.floors")) {
+			return peers;
+		}
+		return java.util.stream.Stream.concat(peers.stream(), java.util.stream.Stream.of(scriptFloor(host, port))).toList();
 	}
 
 	static LettuceConnectionFactory connectionFactory(String host, int port) {
@@ -106,16 +111,58 @@ final class Contenders {
 		};
 	}
 
+	/**
+	 * Not a peer but a floor: the least a reentrant lock kept in a Redis hash runs (a Lua script of
+	 * 3 commands to take it, 3 to release it), through the naive lock's client path and with its
+	 * polling. Beside the naive lock it shows what a script-based reentrant lock costs before any
+	 * guarantee of distlock's (queue, restart grace, re-sent releases) is added. Opt-in:
+	 * {@code -Dbench.floors=true}.
+	 */
+	static Contender scriptFloor(String host, int port) {
+		RedisScript<Long> lock = script("io/distlock/benchmarks/floor-lock.lua");
+		RedisScript<Long> unlock = script("io/distlock/benchmarks/floor-unlock.lua");
+		return new Contender() {
+			public String name() {
+				return "floor-script";
+			}
+
+			public Client newClient() {
+				LettuceConnectionFactory factory = connectionFactory(host, port);
+				StringRedisTemplate redis = new StringRedisTemplate(factory);
+				return Client.of(key -> new ScriptFloorLock(redis, lock, unlock, "floor:" + key), () -> factory.destroy());
+			}
+		};
+	}
+
+	/** Reentrant in Redis (a hash of owner to count), otherwise the naive lock. */
+	static final class ScriptFloorLock extends NaiveLock {
+
+		private static final String LEASE_MS = "30000";
+
+		private final RedisScript<Long> lock;
+
+		ScriptFloorLock(StringRedisTemplate redis, RedisScript<Long> lock, RedisScript<Long> unlock, String key) {
+			super(redis, unlock, key);
+			this.lock = lock;
+		}
+
+		@Override
+		public boolean tryLock() {
+			return Long.valueOf(1).equals(this.redis.execute(this.lock, List.of(this.key), OWNER.get(), LEASE_MS));
+		}
+
+	}
+
 	/** Not reentrant, one holder value per thread, as the seed writes it. */
-	static final class NaiveLock implements Lock {
+	static class NaiveLock implements Lock {
 
-		private static final ThreadLocal<String> OWNER = ThreadLocal.withInitial(() -> UUID.randomUUID().toString());
+		static final ThreadLocal<String> OWNER = ThreadLocal.withInitial(() -> UUID.randomUUID().toString());
 
-		private final StringRedisTemplate redis;
+		final StringRedisTemplate redis;
 
 		private final RedisScript<Long> unlock;
 
-		private final String key;
+		final String key;
 
 		NaiveLock(StringRedisTemplate redis, RedisScript<Long> unlock, String key) {
 			this.redis = redis;

@@ -32,7 +32,8 @@ import io.distlock.embedded.RedisServerProcess;
  * <p>Arguments: measured duration and warm-up per scenario and library (ISO-8601, e.g. PT10S PT3S),
  * how many distinct names the memory scenario takes (default a million), and which scenarios run
  * ({@code all}, or a comma-separated subset of uncontended, contended, redlock, annotation, zookeeper, memory; the
- * reactive scenario runs only when named).
+ * reactive, waiters, names, clients and handoff-floor scenarios run only when named).
+ * {@code -Dbench.floors=true} adds the floor-script lock, a reference rather than a peer, to the libraries.
  * A run fails (non-zero) if a contended run loses an update: speed without exclusion is worthless.
  */
 public final class LockBenchmarks {
@@ -73,6 +74,7 @@ public final class LockBenchmarks {
 		Map<String, Map<String, Result>> byWaiters = new LinkedHashMap<>();
 		Map<String, Result> zkContended = new LinkedHashMap<>();
 		Map<String, Result> zkEnsemble = new LinkedHashMap<>();
+		Histogram handOffFloor = null;
 		try (RedisServerProcess redis = RedisServerProcess.start()) {
 			// -Dbench.only=distlock,naive narrows a run to some libraries (e.g. under a profiler).
 			String only = System.getProperty("bench.only", "");
@@ -97,6 +99,10 @@ public final class LockBenchmarks {
 					contended.put(contender.name(), contended(contender, redis, warmup, duration));
 					redis.command("FLUSHALL");
 				}
+			}
+			// Opt-in: the shortest a hand-off through Redis pub/sub can be here (HandOffFloor).
+			if (scenarios.contains("handoff-floor")) {
+				handOffFloor = HandOffFloor.run(redis.host(), redis.port(), warmup, duration);
 			}
 			for (int pass = 0; pass < (selected.test("annotation") ? 2 : 0); pass++) {
 				for (AnnotationContenders.Named path : AnnotationContenders.all(redis.host(), redis.port())) {
@@ -256,6 +262,9 @@ public final class LockBenchmarks {
 		}
 		report.add("Scenario 2, contended: 8 threads on one key, 4 independent clients; GET+SET of a Redis counter inside");
 		contendedTable(report, contended);
+		if (handOffFloor != null) {
+			handOffFloorLines(report, handOffFloor, contended);
+		}
 		report.add("Scenario 3, Redlock over 5 independent masters: 2 threads, a key each, lock()+unlock() pairs");
 		pairTable(report, redlock);
 		report.add("Scenario 4, distlock through @DistributedLock(key = \"#key\") vs getLock(key).tryLock(3s)/unlock(); 4 threads");
@@ -342,6 +351,32 @@ public final class LockBenchmarks {
 				"RESULT scenario=%s lib=%s acqPerSec=%.0f handoffP50us=%d handoffP99us=%d lockWaitP99us=%d fairness=%.2f",
 				scenario, name, result.opsPerSecond, micros(result.handoff, 50), micros(result.handoff, 99),
 				micros(result.pair, 99), result.fairness)));
+	}
+
+	/**
+	 * The hand-off floor beside scenario 2's hand-offs: the best peer's p50 and half of it, which
+	 * issue 16 asked distlock's to reach.
+	 */
+	private static void handOffFloorLines(List<String> report, Histogram floor, Map<String, Result> contended) {
+		report.add(String.format(Locale.ROOT,
+				"Hand-off floor (a release script publishing to one parked waiter of another client, nothing else running): p50 %d us, p99 %d us",
+				micros(floor, 50), micros(floor, 99)));
+		report.add(String.format(Locale.ROOT, "RESULT scenario=handoff-floor p50us=%d p99us=%d", micros(floor, 50),
+				micros(floor, 99)));
+		contended.entrySet()
+			.stream()
+			.filter(entry -> !entry.getKey().equals("distlock") && !entry.getKey().startsWith("floor-"))
+			.min(java.util.Comparator.comparingLong(entry -> entry.getValue().handoff.getValueAtPercentile(50)))
+			.ifPresent(best -> report.add(String.format(Locale.ROOT,
+					"RATIO scenario=handoff-floor floor/bestPeer=%s bestPeerP50us=%d floorP50/halfBestPeerP50=%.2f", best.getKey(),
+					micros(best.getValue().handoff, 50),
+					2.0 * floor.getValueAtPercentile(50) / Math.max(1, best.getValue().handoff.getValueAtPercentile(50)))));
+		Result ours = contended.get("distlock");
+		if (ours != null) {
+			report.add(String.format(Locale.ROOT, "RATIO scenario=handoff-floor distlock/floor handoffP50=%.2f",
+					(double) ours.handoff.getValueAtPercentile(50) / Math.max(1, floor.getValueAtPercentile(50))));
+		}
+		report.add("");
 	}
 
 	private static long micros(Histogram histogram, double percentile) {
