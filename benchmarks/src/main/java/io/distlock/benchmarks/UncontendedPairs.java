@@ -61,10 +61,11 @@ public class UncontendedPairs {
 			case "distlock" -> Contenders.distlock(host, port);
 			case "naive" -> Contenders.naive(host, port);
 			case "redisson" -> Contenders.redisson(host, port);
+			case "floor-script" -> Contenders.scriptFloor(host, port);
 			case "spring-spin" -> Contenders.springIntegration(host, port,
 					org.springframework.integration.redis.util.RedisLockRegistry.RedisLockType.SPIN_LOCK);
 			default -> throw new IllegalArgumentException("No library '" + library
-					+ "': one of distlock, naive, redisson, spring-spin");
+					+ "': one of distlock, naive, redisson, spring-spin, floor-script");
 		};
 	}
 

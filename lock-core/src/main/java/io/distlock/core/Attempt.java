@@ -115,7 +115,8 @@ final class Attempt {
 		Duration lease = lease();
 		boolean first = held == 0 && this.engine.backend.queuesWaiters();
 		// Re-entry never waits, so only a first acquisition is queued.
-		Duration queueFor = first ? Duration.ofNanos(queueNanos) : Duration.ZERO;
+		Duration queueFor = !first ? Duration.ZERO
+				: (queueNanos == LockBackend.QUEUE_PLACE.toNanos()) ? LockBackend.QUEUE_PLACE : Duration.ofNanos(queueNanos);
 		if (queueFor.toMillis() > 0) {
 			this.queued = true;
 		}
@@ -193,7 +194,7 @@ final class Attempt {
 
 	private Hold record(long token, String attemptId, long confirmedUntilNanos) {
 		Hold hold = new Hold(this.name, this.owner, token, attemptId, this.explicitLease == null,
-				this.engine.options.clock().instant(), this.threadBound ? Thread.currentThread() : null);
+				this.engine.options.clock().millis(), this.threadBound ? Thread.currentThread() : null);
 		// Confirmed before it is visible: the watchdog must never see a hold with no lease yet.
 		hold.confirmedUntil(confirmedUntilNanos);
 		this.engine.holds.put(this.key, hold);

@@ -84,7 +84,7 @@ final class Unlocking {
 		Release result;
 		try {
 			// Bounded by the lease: past it the hold is gone anyway, and the caller must not hang on a dead backend.
-			Duration within = Hold.waitWithin(List.of(hold), System.nanoTime()).plus(LockEngine.RELEASE_MIN_WAIT);
+			Duration within = hold.waitWithin(System.nanoTime(), LockEngine.RELEASE_MIN_WAIT.toNanos());
 			result = keeping ? keepFor(hold, keep, within)
 					: this.engine.backend.release(name, owner, held, hold.attemptId, hold.token, within);
 		}

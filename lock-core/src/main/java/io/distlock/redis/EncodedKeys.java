@@ -19,8 +19,9 @@ final class EncodedKeys {
 	private final RedisKeys keys;
 
 	/**
-	 * Read and written without locks: an entry is immutable (final fields, arrays never written
-	 * after construction), so a thread sees either a whole entry or an older one or none.
+	 * Read and written without locks: an entry's keys are final fields, arrays never written after
+	 * construction, and its one changing field holds immutable records, so a thread sees either a
+	 * whole entry or an older one or none.
 	 */
 	private final Names[] table = new Names[SLOTS];
 
@@ -38,16 +39,23 @@ final class EncodedKeys {
 
 	/**
 	 * @param owner the owner id, encoded
-	 * @return the keys of {@code release.lua} in KEYS order (see {@link RedisKeys#releaseKeys}); a new array
+	 * @return the keys of {@code release.lua} in KEYS order (see {@link RedisKeys#releaseKeys}); shared
+	 * between calls of the same owner, so never to be written to
 	 */
 	byte[][] releaseKeys(String name, byte[] owner) {
 		Names names = of(name);
+		// A name is mostly released by the owner that released it last (a thread's own key, a job's).
+		ReleaseKeys last = names.lastRelease;
+		if (last != null && (last.owner == owner || Arrays.equals(last.owner, owner))) {
+			return last.keys;
+		}
 		byte[][] keys = new byte[5][];
 		System.arraycopy(names.scriptKeys, 0, keys, 0, 4);
 		byte[] marker = new byte[names.markerPrefix.length + owner.length];
 		System.arraycopy(names.markerPrefix, 0, marker, 0, names.markerPrefix.length);
 		System.arraycopy(owner, 0, marker, names.markerPrefix.length, owner.length);
 		keys[4] = marker;
+		names.lastRelease = new ReleaseKeys(owner, keys);
 		return keys;
 	}
 
@@ -82,6 +90,12 @@ final class EncodedKeys {
 		/** The release marker's key up to the owner id. */
 		final byte[] markerPrefix;
 
+		/**
+		 * The keys of the last release, whose marker names its owner; written without locks, as an
+		 * immutable record, so a thread sees a whole one or an older one.
+		 */
+		volatile ReleaseKeys lastRelease;
+
 		Names(String name, RedisKeys keys) {
 			this.name = name;
 			// Release's keys are acquire's four and the marker; with no owner, the marker's prefix.
@@ -90,6 +104,10 @@ final class EncodedKeys {
 			this.markerPrefix = release[4];
 		}
 
+	}
+
+	/** One owner's release keys for one name: the owner's bytes, and the keys with its marker. */
+	private record ReleaseKeys(byte[] owner, byte[][] keys) {
 	}
 
 }

@@ -32,8 +32,11 @@ import io.distlock.core.LockBackend.Release;
  */
 final class RedisLockCalls {
 
-	/** At most how long a hold handed to a queued owner lasts before that owner extends it. */
-	private static final byte[] HAND_OFF_LEASE = ScriptArguments.number(LockBackend.QUEUE_PLACE.toMillis());
+	/**
+	 * A queue place in ms: how long a waiter mostly stays queued without calling again, and at most
+	 * how long a hold handed to a queued owner lasts before that owner extends it.
+	 */
+	private static final byte[] QUEUE_PLACE_MILLIS = ScriptArguments.number(LockBackend.QUEUE_PLACE.toMillis());
 
 	private static final byte[] RELEASE = ScriptArguments.text("");
 
@@ -169,7 +172,7 @@ final class RedisLockCalls {
 		String attempt = (attemptId != null && !attemptId.isEmpty()) ? attemptId : (ticket != null) ? ticket : "";
 		List<?> reply = eval(LockScripts.ACQUIRE, ScriptOutputType.MULTI, this.encodedKeys.acquireKeys(name), null,
 				this.arguments.owner(owner), this.arguments.lease(lease), ScriptArguments.number(heldCount),
-				ScriptArguments.text(attempt), ScriptArguments.number(queueFor.toMillis()), this.restartGrace);
+				this.arguments.attempt(attempt), queueTime(queueFor.toMillis()), this.restartGrace);
 		return RedisReplies.acquisition(reply, name, lease, attempt);
 	}
 
@@ -183,7 +186,7 @@ final class RedisLockCalls {
 		String attempt = (attemptId != null) ? attemptId : "";
 		return this.direct.<List<?>>callAsync(LockScripts.ACQUIRE, ScriptOutputType.MULTI,
 				this.encodedKeys.acquireKeys(name), this.arguments.owner(owner), this.arguments.lease(lease),
-				ScriptArguments.number(heldCount), ScriptArguments.text(attempt), ScriptArguments.number(0), this.restartGrace)
+				ScriptArguments.number(heldCount), this.arguments.attempt(attempt), ScriptArguments.number(0), this.restartGrace)
 			.thenApply(reply -> RedisReplies.acquisition(reply, name, lease, attempt));
 	}
 
@@ -211,9 +214,13 @@ final class RedisLockCalls {
 
 	/** The ARGV of {@code release.lua}, in its order. */
 	private byte[][] releaseArguments(byte[] owner, int heldCount, byte[] mode, String attemptId) {
-		return new byte[][] { owner, ScriptArguments.number(heldCount), mode,
-				ScriptArguments.text((attemptId != null) ? attemptId : ""), HAND_OFF_LEASE, this.grantChannelPrefix,
-				this.restartGrace };
+		return new byte[][] { owner, ScriptArguments.number(heldCount), mode, this.arguments.attempt(attemptId),
+				QUEUE_PLACE_MILLIS, this.grantChannelPrefix, this.restartGrace };
+	}
+
+	/** How long a waiter stays queued, as bytes: mostly a whole queue place, which is encoded once. */
+	private static byte[] queueTime(long millis) {
+		return (millis == LockBackend.QUEUE_PLACE.toMillis()) ? QUEUE_PLACE_MILLIS : ScriptArguments.number(millis);
 	}
 
 	/** Issues the token with {@code token.lua}, on the hold's first request for it. */

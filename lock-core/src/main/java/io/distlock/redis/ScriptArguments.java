@@ -11,6 +11,8 @@ import java.util.List;
  */
 final class ScriptArguments {
 
+	private static final byte[] EMPTY = new byte[0];
+
 	/** Hold counts, queue times of 0 and the like. */
 	private static final byte[][] SMALL_NUMBERS = new byte[64][];
 
@@ -22,6 +24,13 @@ final class ScriptArguments {
 
 	/** The calling thread's last owner id and its bytes: a thread is one owner, call after call. */
 	private final ThreadLocal<Owner> lastOwner = new ThreadLocal<>();
+
+	/**
+	 * The calling thread's last attempt id and its bytes: the release of a hold mostly follows its
+	 * acquisition on the same thread, with the same id. Changed in place (it never leaves its thread),
+	 * so an acquisition allocates no more than the bytes it needs anyway.
+	 */
+	private final ThreadLocal<LastAttempt> lastAttempt = ThreadLocal.withInitial(LastAttempt::new);
 
 	/** The last lease sent, or {@code null}: a client uses one lease for nearly every hold. */
 	private volatile Lease lastLease;
@@ -35,6 +44,19 @@ final class ScriptArguments {
 		Owner encoded = new Owner(owner, text(owner));
 		this.lastOwner.set(encoded);
 		return encoded.bytes;
+	}
+
+	/** @return the attempt id's bytes ({@code null}: none, sent as empty); never to be written to */
+	byte[] attempt(String attemptId) {
+		if (attemptId == null || attemptId.isEmpty()) {
+			return EMPTY;
+		}
+		LastAttempt last = this.lastAttempt.get();
+		if (last.id != attemptId && !attemptId.equals(last.id)) {
+			last.id = attemptId;
+			last.bytes = text(attemptId);
+		}
+		return last.bytes;
 	}
 
 	/** @return the lease in milliseconds, as bytes; never to be written to */
@@ -68,6 +90,15 @@ final class ScriptArguments {
 
 	/** An owner id with its bytes; immutable, so that it can be shared without locks. */
 	private record Owner(String id, byte[] bytes) {
+	}
+
+	/** One thread's last attempt id with its bytes; only ever used by that thread. */
+	private static final class LastAttempt {
+
+		String id;
+
+		byte[] bytes;
+
 	}
 
 	/** A lease in milliseconds with its bytes; immutable, so that it can be read without locks. */
