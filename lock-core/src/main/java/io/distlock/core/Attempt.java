@@ -70,7 +70,7 @@ final class Attempt {
 		this.owner = owner;
 		this.threadBound = threadBound;
 		this.explicitLease = explicitLease;
-		this.key = new HoldKey(name, owner);
+		this.key = this.engine.holds.key(name, owner);
 		this.ticket = Long.toString(this.engine.tickets.incrementAndGet(), 36);
 		this.placeNanos = Math.min(LockBackend.QUEUE_PLACE.toNanos(), LockArguments.saturatedNanos(lease()));
 		this.uninterruptible = uninterruptible;

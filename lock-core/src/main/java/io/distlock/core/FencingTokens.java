@@ -1,7 +1,6 @@
 package io.distlock.core;
 
 import io.distlock.LockLostException;
-import io.distlock.core.HoldTable.HoldKey;
 import io.distlock.core.LockBackend.Acquisition;
 
 /**
@@ -22,7 +21,7 @@ final class FencingTokens {
 	 * @throws UnsupportedOperationException if the backend issues no tokens
 	 */
 	long fencingToken(String name, String owner) {
-		Hold hold = this.engine.holds.get(new HoldKey(name, owner));
+		Hold hold = this.engine.holds.get(this.engine.holds.key(name, owner));
 		if (hold == null) {
 			throw new IllegalMonitorStateException("No fencing token: thread '" + Thread.currentThread().getName()
 					+ "' does not hold lock '" + name + "'");

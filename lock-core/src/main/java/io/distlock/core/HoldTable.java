@@ -27,6 +27,9 @@ final class HoldTable {
 
 	private final AtomicLong lostHolds = new AtomicLong();
 
+	/** The calling thread's last {@link #key} answer. */
+	private final ThreadLocal<HoldKey> lastKey = new ThreadLocal<>();
+
 	private final LockEngineOptions options;
 
 	private final ListenerNotifier listeners;
@@ -34,6 +37,21 @@ final class HoldTable {
 	HoldTable(LockEngineOptions options, ListenerNotifier listeners) {
 		this.options = options;
 		this.listeners = listeners;
+	}
+
+	/**
+	 * The key of the owner's hold of the lock. A thread asks about the same hold when it locks, when
+	 * it unlocks and in between, so its last key is kept (a record, immutable, confined to the
+	 * thread) rather than one allocated per call.
+	 */
+	HoldKey key(String name, String owner) {
+		HoldKey last = this.lastKey.get();
+		if (last != null && last.name().equals(name) && last.owner().equals(owner)) {
+			return last;
+		}
+		HoldKey key = new HoldKey(name, owner);
+		this.lastKey.set(key);
+		return key;
 	}
 
 	/** @return the owner's hold of the lock, or {@code null} */

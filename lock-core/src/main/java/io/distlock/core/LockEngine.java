@@ -22,7 +22,6 @@ import io.distlock.LockBackendException;
 import io.distlock.LockRegistry;
 import io.distlock.LockWatchdog;
 import io.distlock.WorkHold;
-import io.distlock.core.HoldTable.HoldKey;
 
 /**
  * The backend-independent lock engine: hold bookkeeping, reentrancy, waiting, the watchdog and
@@ -303,7 +302,7 @@ final class LockEngine implements LockRegistry, AutoCloseable {
 	}
 
 	int holdCount(String name, String owner) {
-		Hold hold = this.holds.get(new HoldKey(name, owner));
+		Hold hold = this.holds.get(this.holds.key(name, owner));
 		return (hold != null) ? hold.count() : 0;
 	}
 

@@ -54,7 +54,7 @@ final class Unlocking {
 					+ " after its release: holds of " + this.engine.backend.description()
 					+ " do not expire on their own; unlock() it instead");
 		}
-		HoldKey key = new HoldKey(name, owner);
+		HoldKey key = this.engine.holds.key(name, owner);
 		Hold hold = this.engine.holds.get(key);
 		if (hold == null) {
 			Hold ranOut = this.engine.holds.takeExpired(key);
