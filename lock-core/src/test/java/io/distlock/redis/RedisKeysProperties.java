@@ -91,6 +91,31 @@ class RedisKeysProperties {
 		}
 	}
 
+	/**
+	 * A name's release keys are kept for the owner that released it last: owners taking turns on
+	 * one name (a contended lock), and an owner's id encoded anew, each get their own marker.
+	 */
+	@Property(tries = 200)
+	void releaseKeysNameTheOwnerReleasingWhoeverReleasedBefore(@ForAll("names") String name,
+			@ForAll("names") String ownerA, @ForAll("names") String ownerB) {
+		EncodedKeys encoded = new EncodedKeys(SINGLE);
+		for (String owner : List.of(ownerA, ownerB, ownerB, ownerA, ownerB)) {
+			assertThat(encoded.releaseKeys(name, ScriptArguments.text(owner)))
+				.isDeepEqualTo(ScriptArguments.text(SINGLE.releaseKeys(name, owner)));
+		}
+	}
+
+	/** An attempt id's bytes are kept per thread for its release: ids taking turns each get their own. */
+	@Property(tries = 200)
+	void attemptIdsAreEncodedAsTheyAreWhicheverCameBefore(@ForAll("names") String a, @ForAll("names") String b) {
+		ScriptArguments arguments = new ScriptArguments();
+		for (String attempt : List.of(a, b, b, a, new String(a))) {
+			assertThat(arguments.attempt(attempt)).isEqualTo(ScriptArguments.text(attempt));
+		}
+		assertThat(arguments.attempt(null)).isEmpty();
+		assertThat(arguments.attempt("")).isEmpty();
+	}
+
 	@Property(tries = 200)
 	void aPrefixWithAHashTagOrNothingInItIsRefused(@ForAll("prefixes") String prefix) {
 		if (prefix.isBlank() || prefix.contains("{") || prefix.contains("}")) {
