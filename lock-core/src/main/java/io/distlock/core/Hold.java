@@ -148,9 +148,6 @@ final class Hold {
 	 * @return the wait
 	 */
 	static Duration waitWithin(List<Hold> holds, long now) {
-		if (holds.size() == 1) {
-			return holds.get(0).waitWithin(now, 0);
-		}
 		long earliest = Long.MAX_VALUE;
 		for (Hold hold : holds) {
 			earliest = Math.min(earliest, hold.confirmedUntilNanos - now);
