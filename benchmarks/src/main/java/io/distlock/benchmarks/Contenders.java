@@ -28,13 +28,13 @@ final class Contenders {
 	}
 
 	static List<Contender> all(String host, int port) {
-		List<Contender> peers = List.of(distlock(host, port), redisson(host, port),
+		List<Contender> all = new java.util.ArrayList<>(List.of(distlock(host, port), redisson(host, port),
 				springIntegration(host, port, RedisLockRegistry.RedisLockType.SPIN_LOCK),
-				springIntegration(host, port, RedisLockRegistry.RedisLockType.PUB_SUB_LOCK), naive(host, port));
-		if (!Boolean.getBoolean("bench.floors")) {
-			return peers;
+				springIntegration(host, port, RedisLockRegistry.RedisLockType.PUB_SUB_LOCK), naive(host, port)));
+		if (Boolean.getBoolean("bench.floors")) {
+			all.add(scriptFloor(host, port));
 		}
-		return java.util.stream.Stream.concat(peers.stream(), java.util.stream.Stream.of(scriptFloor(host, port))).toList();
+		return all;
 	}
 
 	static LettuceConnectionFactory connectionFactory(String host, int port) {
@@ -98,15 +98,21 @@ final class Contenders {
 	/** The seeds' lock: SET NX PX, 50 ms polling, Lua compare-and-delete. Two round trips a pair. */
 	static Contender naive(String host, int port) {
 		RedisScript<Long> unlock = script("io/distlock/benchmarks/naive-unlock.lua");
+		return throughTemplate("naive", host, port, (redis, key) -> new NaiveLock(redis, unlock, "naive:" + key));
+	}
+
+	/** A lock of the harness's own on Spring Data Redis: a template per client, a lock per key. */
+	private static Contender throughTemplate(String name, String host, int port,
+			java.util.function.BiFunction<StringRedisTemplate, String, Lock> locks) {
 		return new Contender() {
 			public String name() {
-				return "naive";
+				return name;
 			}
 
 			public Client newClient() {
 				LettuceConnectionFactory factory = connectionFactory(host, port);
 				StringRedisTemplate redis = new StringRedisTemplate(factory);
-				return Client.of(key -> new NaiveLock(redis, unlock, "naive:" + key), () -> factory.destroy());
+				return Client.of(key -> locks.apply(redis, key), () -> factory.destroy());
 			}
 		};
 	}
@@ -121,17 +127,8 @@ final class Contenders {
 	static Contender scriptFloor(String host, int port) {
 		RedisScript<Long> lock = script("io/distlock/benchmarks/floor-lock.lua");
 		RedisScript<Long> unlock = script("io/distlock/benchmarks/floor-unlock.lua");
-		return new Contender() {
-			public String name() {
-				return "floor-script";
-			}
-
-			public Client newClient() {
-				LettuceConnectionFactory factory = connectionFactory(host, port);
-				StringRedisTemplate redis = new StringRedisTemplate(factory);
-				return Client.of(key -> new ScriptFloorLock(redis, lock, unlock, "floor:" + key), () -> factory.destroy());
-			}
-		};
+		return throughTemplate("floor-script", host, port,
+				(redis, key) -> new ScriptFloorLock(redis, lock, unlock, "floor:" + key));
 	}
 
 	/** Reentrant in Redis (a hash of owner to count), otherwise the naive lock. */
