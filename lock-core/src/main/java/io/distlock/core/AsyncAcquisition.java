@@ -128,8 +128,16 @@ final class AsyncAcquisition {
 		do {
 			// A pool thread carries no interrupt of an earlier task into this one.
 			Thread.interrupted();
-			Outcome outcome = (this.origin != null || this.logicalName != null)
-					? LockOrigin.during(this.logicalName, this.origin, this::step) : step();
+			Outcome outcome;
+			try {
+				outcome = (this.origin != null || this.logicalName != null)
+						? LockOrigin.during(this.logicalName, this.origin, this::step) : step();
+			}
+			catch (RuntimeException | Error ex) {
+				// Thrown before the step's own handling (an Error where it arms its deadline): the wait
+				// still ends, cleaned up, with the caller answered.
+				outcome = this.finished ? null : new Outcome(false, ex);
+			}
 			if (outcome != null) {
 				try {
 					settle(outcome);
@@ -200,7 +208,8 @@ final class AsyncAcquisition {
 				closed.initCause(ex);
 				return new Outcome(false, closed);
 			}
-			if (!guard.fired()) {
+			if (!guard.fired() || ex instanceof Error) {
+				// An Error is never taken for a slow backend: it reaches the caller as itself.
 				return new Outcome(false, ex);
 			}
 			if (this.forever) {
@@ -348,7 +357,7 @@ final class AsyncAcquisition {
 			}
 			return;
 		}
-		cleanUp();
+		cleanUp(outcome.failure());
 		if (outcome.failure() != null) {
 			this.result.completeExceptionally(outcome.failure());
 		}
@@ -357,27 +366,37 @@ final class AsyncAcquisition {
 		}
 	}
 
-	/** As the blocking acquisition's clean-up: out of the room, then out of the backend's queue. */
-	private void cleanUp() {
+	/**
+	 * As the blocking acquisition's clean-up: out of the room, then out of the backend's queue.
+	 * @param failure what the acquisition ends with, or null: what the clean-up runs into is added to
+	 * it, never thrown in its place
+	 */
+	private void cleanUp(Throwable failure) {
 		this.finished = true;
-		leaveRoom();
+		CleanUp.after(failure, this::leaveRoom);
 		if (this.attempt.mayHaveBackendState()) {
-			// Also passes on a hold handed to this attempt that it did not take up. Bounded apart from
-			// the acquisition's deadline, which may have passed; a place left behind lapses by itself.
-			DeadlineGuard.Armed guard = null;
-			try {
-				guard = this.engine.deadlines.arm(LockEngine.RELEASE_MIN_WAIT.toNanos());
-			}
-			catch (RejectedExecutionException closed) {
-				// Closing: the leave is still sent, unbounded as the close's own are.
-			}
-			try {
-				this.engine.leaveQueue(this.attempt.name, this.attempt.owner, this.attempt.ticket, true);
-			}
-			finally {
-				if (guard != null) {
-					guard.disarm();
-				}
+			CleanUp.after(failure, this::leaveQueue);
+		}
+	}
+
+	/**
+	 * Also passes on a hold handed to this attempt that it did not take up. Bounded apart from the
+	 * acquisition's deadline, which may have passed; a place left behind lapses by itself.
+	 */
+	private void leaveQueue() {
+		DeadlineGuard.Armed guard = null;
+		try {
+			guard = this.engine.deadlines.arm(LockEngine.RELEASE_MIN_WAIT.toNanos());
+		}
+		catch (RejectedExecutionException closed) {
+			// Closing: the leave is still sent, unbounded as the close's own are.
+		}
+		try {
+			this.engine.leaveQueue(this.attempt.name, this.attempt.owner, this.attempt.ticket, true);
+		}
+		finally {
+			if (guard != null) {
+				guard.disarm();
 			}
 		}
 	}

@@ -61,18 +61,27 @@ final class BlockingAcquisition {
 		long waitNanos = Math.max(0, LockArguments.saturatedNanos(wait));
 		DeadlineGuard.Armed deadline = this.engine.deadlines
 			.arm(Math.max(waitNanos, LockEngine.MIN_ATTEMPT_NANOS) + LockEngine.DEADLINE_GRACE_NANOS);
+		Throwable failure = null;
 		try {
 			return acquireWithin(name, owner, threadBound, lease, wait, interruptible);
 		}
 		catch (InterruptedException | RuntimeException ex) {
 			if (deadline.fired()) {
-				throw new LockBackendException(name, "Lock '" + name + "': the backend (" + this.engine.backend.description() + ") did not answer within the wait of "
-						+ wait.toMillis() + " ms; the lock was not acquired", ex);
+				LockBackendException unanswered = new LockBackendException(name, "Lock '" + name + "': the backend ("
+						+ this.engine.backend.description() + ") did not answer within the wait of " + wait.toMillis()
+						+ " ms; the lock was not acquired", ex);
+				failure = unanswered;
+				throw unanswered;
 			}
+			failure = ex;
+			throw ex;
+		}
+		catch (Error ex) {
+			failure = ex;
 			throw ex;
 		}
 		finally {
-			deadline.disarm();
+			CleanUp.after(failure, deadline::disarm);
 		}
 	}
 
@@ -86,6 +95,7 @@ final class BlockingAcquisition {
 		long deadline = forever ? 0 : System.nanoTime() + LockArguments.saturatedNanos(wait);
 		Attempt attempt = new Attempt(this.engine, name, owner, threadBound, lease, forever && !interruptible);
 		boolean acquired = false;
+		Throwable failure = null;
 		try {
 			// Threads of this client already queued for the lock go first; only re-entry may pass them.
 			if (!mayWait || !this.engine.waits.hasWaiters(name) || this.engine.holdCount(name, owner) > 0) {
@@ -100,10 +110,14 @@ final class BlockingAcquisition {
 			acquired = awaitAndAcquire(attempt, forever, deadline, interruptible);
 			return acquired;
 		}
+		catch (Throwable ex) {
+			failure = ex;
+			throw ex;
+		}
 		finally {
 			if (!acquired && attempt.mayHaveBackendState()) {
 				// Also passes on a hold handed to this attempt that it did not take up.
-				this.engine.leaveQueue(name, owner, attempt.ticket, true);
+				CleanUp.after(failure, () -> this.engine.leaveQueue(name, owner, attempt.ticket, true));
 			}
 			if (attempt.deferredInterrupt) {
 				Thread.currentThread().interrupt();
@@ -114,6 +128,7 @@ final class BlockingAcquisition {
 	private boolean awaitAndAcquire(Attempt attempt, boolean forever, long deadline, boolean interruptible)
 			throws InterruptedException {
 		boolean interrupted = false;
+		Throwable failure = null;
 		Waiter waiter = this.engine.waits.enter(attempt.name, attempt.owner, attempt.ticket);
 		try {
 			// Queued on the backend before joining the room: a hand-off announced meanwhile was missed, so look.
@@ -187,8 +202,12 @@ final class BlockingAcquisition {
 				}
 			}
 		}
+		catch (Throwable ex) {
+			failure = ex;
+			throw ex;
+		}
 		finally {
-			this.engine.waits.leave(waiter);
+			CleanUp.after(failure, () -> this.engine.waits.leave(waiter));
 			if (interrupted) {
 				Thread.currentThread().interrupt();
 			}

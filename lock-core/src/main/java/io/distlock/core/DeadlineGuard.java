@@ -84,14 +84,17 @@ final class DeadlineGuard implements AutoCloseable {
 		 * @return whether the deadline fired
 		 */
 		boolean disarm() {
-			this.future.cancel(false);
+			boolean wasFired;
 			synchronized (this) {
 				this.done = true;
-				if (this.fired) {
+				wasFired = this.fired;
+				if (wasFired) {
 					Thread.interrupted();
 				}
-				return this.fired;
 			}
+			// Done before the cancel: should the cancel throw, the deadline no longer interrupts anyone.
+			this.future.cancel(false);
+			return wasFired;
 		}
 
 	}

@@ -82,7 +82,14 @@ final class ReleaseWaits {
 		Waiter waiter = room.join(owner, ticket, onWake);
 		if (first) {
 			WaitingRoom subscribing = room;
-			inBackground(() -> subscribing.subscribe(this.backend, this.clientId, this.ownOwnerPrefix));
+			try {
+				inBackground(() -> subscribing.subscribe(this.backend, this.clientId, this.ownOwnerPrefix));
+			}
+			catch (RuntimeException | Error ex) {
+				// The caller never gets the waiter to leave with: it leaves here, or the room stays forever.
+				CleanUp.after(ex, () -> leave(waiter));
+				throw ex;
+			}
 		}
 		return waiter;
 	}

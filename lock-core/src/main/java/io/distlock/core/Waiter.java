@@ -1,10 +1,10 @@
 package io.distlock.core;
 
-import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.LockSupport;
 
 /**
- * One waiting acquisition's place in a {@link WaitingRoom}: a parked thread's, woken through its
- * condition, or one without a thread ({@link AsyncAcquisition}), woken through its callback.
+ * One waiting acquisition's place in a {@link WaitingRoom}: a parked thread's, woken by unparking
+ * it, or one without a thread ({@link AsyncAcquisition}), woken through its callback.
  */
 final class Waiter {
 
@@ -15,7 +15,12 @@ final class Waiter {
 	/** The waiting attempt's ticket: a hand-off naming another attempt of this owner is not for it. */
 	final String ticket;
 
-	final Condition turn;
+	/**
+	 * The thread that parks for this waiter, or null for one without a thread. It parks holding no
+	 * lock (not on a condition of the room's lock): an Error thrown where it parks (a
+	 * StackOverflowError, a tool's) then leaves no lock half-taken, and reaches the caller as itself.
+	 */
+	final Thread thread;
 
 	/** For a waiter without a thread: what wakes it. */
 	final Runnable onWake;
@@ -30,14 +35,19 @@ final class Waiter {
 		this.room = room;
 		this.owner = owner;
 		this.ticket = ticket;
-		this.turn = room.lock.newCondition();
+		// A waiter without a callback is entered by the thread that is going to wait.
+		this.thread = (onWake == null) ? Thread.currentThread() : null;
 		this.onWake = onWake;
 	}
 
 	/** Wakes the waiting thread, or hands the wake-up on. Called under the room's lock. */
 	void wake() {
-		this.turn.signal();
-		if (this.onWake != null) {
+		if (this.thread != null) {
+			// Unparked after the room's state changed: a waker that comes between the waiter's look
+			// and its park leaves a permit, and the park returns at once.
+			LockSupport.unpark(this.thread);
+		}
+		else {
 			this.onWake.run();
 		}
 	}

@@ -2,6 +2,7 @@ package io.distlock.core;
 
 import java.util.ArrayDeque;
 import java.util.List;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
 import org.slf4j.Logger;
@@ -120,21 +121,33 @@ final class WaitingRoom {
 		}
 	}
 
+	/**
+	 * Parks the waiter's thread, holding no lock while it is parked, until it is handed the lock, its
+	 * turn comes or {@code nanos} pass.
+	 */
 	ReleaseWaits.Turn awaitTurn(Waiter waiter, long nanos) throws InterruptedException {
-		this.lock.lockInterruptibly();
-		try {
-			long left = nanos;
-			while (!waiter.mustTry && waiter.grantedToken == null && left > 0) {
-				left = waiter.turn.awaitNanos(left);
+		// Wraps around for Long.MAX_VALUE; only differences to nanoTime are compared.
+		long until = System.nanoTime() + nanos;
+		long left = nanos;
+		while (true) {
+			if (Thread.interrupted()) {
+				throw new InterruptedException("Interrupted while waiting for lock '" + this.name + "'");
 			}
-			if (waiter.grantedToken != null) {
-				return ReleaseWaits.Turn.GRANTED;
+			this.lock.lock();
+			try {
+				if (waiter.grantedToken != null) {
+					return ReleaseWaits.Turn.GRANTED;
+				}
+				if (waiter.mustTry || left <= 0) {
+					waiter.mustTry = false;
+					return (this.queue.peekFirst() == waiter) ? ReleaseWaits.Turn.TRY : ReleaseWaits.Turn.WAIT;
+				}
 			}
-			waiter.mustTry = false;
-			return (this.queue.peekFirst() == waiter) ? ReleaseWaits.Turn.TRY : ReleaseWaits.Turn.WAIT;
-		}
-		finally {
-			this.lock.unlock();
+			finally {
+				this.lock.unlock();
+			}
+			LockSupport.parkNanos(this, left);
+			left = until - System.nanoTime();
 		}
 	}
 
