@@ -17,6 +17,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
+import io.distlock.embedded.ProcessSignals;
+
 /**
  * The soak's client processes, as the orchestrator sees them: started with this JVM's class path,
  * frozen and thawed with signals, stopped by a line on their input, and read back from the history
@@ -57,12 +59,12 @@ final class SoakClients implements AutoCloseable {
 
 	/** Freezes client {@code index} (SIGSTOP), as a long GC pause or a stalled VM would. */
 	void pause(int index) {
-		signal(this.clients.get(index).process.pid(), "-STOP");
+		ProcessSignals.freeze(this.clients.get(index).process.pid());
 	}
 
 	/** Thaws a frozen client (SIGCONT). */
 	void resume(int index) {
-		signal(this.clients.get(index).process.pid(), "-CONT");
+		ProcessSignals.thaw(this.clients.get(index).process.pid());
 	}
 
 	/**
@@ -86,22 +88,6 @@ final class SoakClients implements AutoCloseable {
 		for (Client client : this.clients) {
 			// SIGKILL ends a frozen process too; the history of one that did not stop is lost anyway.
 			client.process.destroyForcibly();
-		}
-	}
-
-	private static void signal(long pid, String signal) {
-		try {
-			Process kill = new ProcessBuilder("kill", signal, Long.toString(pid)).inheritIO().start();
-			if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
-				throw new IllegalStateException("kill " + signal + " " + pid + " failed");
-			}
-		}
-		catch (IOException ex) {
-			throw new UncheckedIOException(ex);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException("Interrupted while signalling " + pid, ex);
 		}
 	}
 

@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
+import io.distlock.embedded.ProcessSignals;
 import io.distlock.embedded.RedisServerProcess;
 
 /**
@@ -112,12 +113,12 @@ final class ZooKeeperEnsemble implements AutoCloseable {
 
 	/** Freezes server {@code index} (SIGSTOP): connections stay open but nothing answers. */
 	void pause(int index) {
-		this.servers.get(index).signal("-STOP");
+		ProcessSignals.freeze(this.servers.get(index).process.pid());
 	}
 
 	/** Thaws a frozen server (SIGCONT). */
 	void resume(int index) {
-		this.servers.get(index).signal("-CONT");
+		ProcessSignals.thaw(this.servers.get(index).process.pid());
 	}
 
 	/**
@@ -243,22 +244,6 @@ final class ZooKeeperEnsemble implements AutoCloseable {
 			}
 			catch (IOException ex) {
 				throw new UncheckedIOException(ex);
-			}
-		}
-
-		synchronized void signal(String signal) {
-			try {
-				Process kill = new ProcessBuilder("kill", signal, Long.toString(this.process.pid())).inheritIO().start();
-				if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
-					throw new IllegalStateException("kill " + signal + " of ZooKeeper server " + this.id + " failed");
-				}
-			}
-			catch (IOException ex) {
-				throw new UncheckedIOException(ex);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-				throw new IllegalStateException("Interrupted while signalling ZooKeeper server " + this.id, ex);
 			}
 		}
 

@@ -18,6 +18,7 @@ import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import io.distlock.embedded.ProcessSignals;
 import io.distlock.embedded.RedisServerProcess;
 
 /**
@@ -106,12 +107,13 @@ final class ForkedLockClient implements AutoCloseable {
 
 	/** Freezes the client JVM (SIGSTOP), as a long GC pause or a stalled VM would. */
 	void freeze() {
-		signal("-STOP");
+		// Returns once every thread is stopped: a release right after must not reach a running client.
+		ProcessSignals.freeze(pid());
 	}
 
 	/** Thaws a frozen client JVM (SIGCONT). */
 	void resume() {
-		signal("-CONT");
+		ProcessSignals.thaw(pid());
 	}
 
 	/** Kills the client JVM (SIGKILL), as a crash would, and waits until it is gone. */
@@ -132,22 +134,6 @@ final class ForkedLockClient implements AutoCloseable {
 	public void close() {
 		if (this.process.isAlive()) {
 			kill();
-		}
-	}
-
-	private void signal(String signal) {
-		try {
-			Process kill = new ProcessBuilder("kill", signal, Long.toString(pid())).redirectErrorStream(true).start();
-			if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
-				throw new IllegalStateException("kill " + signal + " " + pid() + " failed");
-			}
-		}
-		catch (IOException ex) {
-			throw new UncheckedIOException(ex);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException("Interrupted while signalling client " + pid(), ex);
 		}
 	}
 

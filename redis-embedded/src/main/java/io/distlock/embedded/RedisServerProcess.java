@@ -124,28 +124,12 @@ public final class RedisServerProcess implements AutoCloseable {
 	 * open but nothing answers. {@link #resume()} thaws it.
 	 */
 	public synchronized void pause() {
-		signal("-STOP");
+		ProcessSignals.freeze(this.process.pid());
 	}
 
 	/** Thaws a {@link #pause() paused} process (SIGCONT). */
 	public synchronized void resume() {
-		signal("-CONT");
-	}
-
-	private void signal(String signal) {
-		try {
-			Process kill = new ProcessBuilder("kill", signal, Long.toString(this.process.pid())).inheritIO().start();
-			if (kill.waitFor() != 0) {
-				throw new IllegalStateException("kill " + signal + " " + this.process.pid() + " failed");
-			}
-		}
-		catch (IOException ex) {
-			throw new UncheckedIOException(ex);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException("Interrupted while signalling redis-server", ex);
-		}
+		ProcessSignals.thaw(this.process.pid());
 	}
 
 	/**
