@@ -134,9 +134,12 @@ final class AsyncAcquisition {
 						? LockOrigin.during(this.logicalName, this.origin, this::step) : step();
 			}
 			catch (RuntimeException | Error ex) {
-				// Thrown before the step's own handling (an Error where it arms its deadline): the wait
-				// still ends, cleaned up, with the caller answered.
-				outcome = this.finished ? null : new Outcome(false, ex);
+				// Thrown outside the step's own handling (an Error where it arms or disarms its
+				// deadline, a timer refused by a closing registry): the wait still ends, cleaned up,
+				// with the caller answered, and a hold the step had won already is given back.
+				outcome = this.finished ? null : new Outcome(false, (ex instanceof RejectedExecutionException && this.engine.closed)
+						? this.engine.closedException(this.attempt.name) : ex);
+				giveBackIfWon();
 			}
 			if (outcome != null) {
 				try {
@@ -202,14 +205,17 @@ final class AsyncAcquisition {
 		try {
 			return (this.waiter == null) ? begin() : proceed();
 		}
-		catch (RuntimeException | Error ex) {
+		catch (Error ex) {
+			// Never taken for a slow backend or a closing registry: it reaches the caller as itself.
+			return new Outcome(false, ex);
+		}
+		catch (RuntimeException ex) {
 			if (this.engine.closed) {
 				IllegalStateException closed = this.engine.closedException(this.attempt.name);
 				closed.initCause(ex);
 				return new Outcome(false, closed);
 			}
-			if (!guard.fired() || ex instanceof Error) {
-				// An Error is never taken for a slow backend: it reaches the caller as itself.
+			if (!guard.fired()) {
 				return new Outcome(false, ex);
 			}
 			if (this.forever) {
@@ -398,6 +404,18 @@ final class AsyncAcquisition {
 			if (guard != null) {
 				guard.disarm();
 			}
+		}
+	}
+
+	/** After a step failed on its way out: a hold it had won meanwhile is nobody's to release but ours. */
+	private void giveBackIfWon() {
+		if (this.engine.holdCount(this.attempt.name, this.attempt.owner) > 0) {
+			new EngineWorkHold(this.engine, this.attempt.name, this.attempt.owner).releaseAsync()
+				.whenComplete((ignored, error) -> {
+					if (error != null) {
+						log.debug("Could not give back lock '{}' won by a step that then failed", this.attempt.name, error);
+					}
+				});
 		}
 	}
 

@@ -59,7 +59,7 @@ final class ReleaseWaits {
 	 * announced before.
 	 */
 	Waiter enter(String name, String owner, String ticket) {
-		return enter(name, owner, ticket, null);
+		return enter(name, owner, ticket, Thread.currentThread(), null);
 	}
 
 	/**
@@ -68,6 +68,10 @@ final class ReleaseWaits {
 	 * would have been woken: a hand-off, its turn to try, the registry closing
 	 */
 	Waiter enter(String name, String owner, String ticket, Runnable onWake) {
+		return enter(name, owner, ticket, null, onWake);
+	}
+
+	private Waiter enter(String name, String owner, String ticket, Thread thread, Runnable onWake) {
 		WaitingRoom room;
 		boolean first;
 		synchronized (this.rooms) {
@@ -79,7 +83,7 @@ final class ReleaseWaits {
 			}
 			room.members++;
 		}
-		Waiter waiter = room.join(owner, ticket, onWake);
+		Waiter waiter = room.join(owner, ticket, thread, onWake);
 		if (first) {
 			WaitingRoom subscribing = room;
 			try {

@@ -31,12 +31,18 @@ final class Waiter {
 	/** The fencing token of a hold handed to this waiter, or null. Guarded by the room's lock. */
 	Long grantedToken;
 
-	Waiter(WaitingRoom room, String owner, String ticket, Runnable onWake) {
+	/**
+	 * @param thread the thread that parks for it, or null for a waiter without a thread
+	 * @param onWake what wakes a waiter without a thread, or null
+	 */
+	Waiter(WaitingRoom room, String owner, String ticket, Thread thread, Runnable onWake) {
+		if ((thread == null) == (onWake == null)) {
+			throw new IllegalArgumentException("A waiter is woken either by unparking its thread or by its callback");
+		}
 		this.room = room;
 		this.owner = owner;
 		this.ticket = ticket;
-		// A waiter without a callback is entered by the thread that is going to wait.
-		this.thread = (onWake == null) ? Thread.currentThread() : null;
+		this.thread = thread;
 		this.onWake = onWake;
 	}
 

@@ -31,10 +31,10 @@ final class WaitingRoom {
 		this.name = name;
 	}
 
-	Waiter join(String owner, String ticket, Runnable onWake) {
+	Waiter join(String owner, String ticket, Thread thread, Runnable onWake) {
 		this.lock.lock();
 		try {
-			Waiter waiter = new Waiter(this, owner, ticket, onWake);
+			Waiter waiter = new Waiter(this, owner, ticket, thread, onWake);
 			waiter.mustTry = this.queue.isEmpty();
 			this.queue.addLast(waiter);
 			return waiter;
