@@ -1,6 +1,7 @@
 package io.distlock.core;
 
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 
 import io.distlock.LockBackendException;
 import io.distlock.LockLostException;
@@ -13,6 +14,12 @@ import io.distlock.core.HoldTable.HoldKey;
  * caller's: a parked thread ({@link BlockingAcquisition}) or a chain of wake-ups ({@link AsyncAcquisition}).
  */
 final class Attempt {
+
+	/**
+	 * The least a hold must have left for a re-entry that keeps its deadline: below it the lease is
+	 * over as far as this client can tell, and a backend asked for a lease of 0 ms may free the lock.
+	 */
+	private static final long MIN_LEASE_LEFT_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
 
 	/** Acquisitions answered only after their lease had run out, in a row, before giving up. */
 	private static final int MAX_LATE_REPLIES = 3;
@@ -103,16 +110,9 @@ final class Attempt {
 		if (this.engine.closed) {
 			throw this.engine.closedException(this.name);
 		}
-		Hold hold = this.engine.holds.get(this.key);
-		if (hold != null && hold.lost() != null) {
-			throw new LockLostException(hold.lost());
-		}
-		if (hold == null) {
-			// An explicit lease that ran out unreleased was reported then; this is a new hold.
-			this.engine.holds.forgetExpired(this.key);
-		}
+		Hold hold = heldNow();
 		int held = (hold != null) ? hold.count() : 0;
-		Duration lease = lease();
+		Duration lease = (hold != null) ? reentryLease(hold) : lease();
 		boolean first = held == 0 && this.engine.backend.queuesWaiters();
 		// Re-entry never waits, so only a first acquisition is queued.
 		Duration queueFor = !first ? Duration.ZERO
@@ -153,7 +153,7 @@ final class Attempt {
 				}
 				else {
 					hold.count(held + 1);
-					hold.confirmedUntil(start + result.validity().toNanos());
+					hold.confirmedAtLeastUntil(start + result.validity().toNanos());
 				}
 				return null;
 			}
@@ -164,6 +164,47 @@ final class Attempt {
 			}
 			default -> throw new LockLostException(this.engine.holds.markLost(hold, "the backend no longer had the hold when its owner re-entered it"));
 		}
+	}
+
+	/**
+	 * The owner's hold of the lock, if it has one, for a re-entry; null for a first acquisition.
+	 * @throws LockLostException if the owner's hold was lost and its owner has not unlocked it yet:
+	 * its thread believes it holds the lock, so this is a re-entry of a hold that is gone, never a
+	 * new hold in its place (the thread's matching unlock() says so as well)
+	 */
+	Hold heldNow() {
+		Hold hold = this.engine.holds.get(this.key);
+		if (hold != null && hold.lost() != null) {
+			throw new LockLostException(hold.lost());
+		}
+		if (hold == null) {
+			Hold ranOut = this.engine.holds.expiredOf(this.key);
+			if (ranOut != null) {
+				throw new LockLostException(ranOut.lost());
+			}
+		}
+		return hold;
+	}
+
+	/**
+	 * What a re-entry asks the backend for: never less than the hold has left, so that a nested call
+	 * with a shorter lease does not shorten the whole hold (the backends set the lease, they do not
+	 * lengthen it); and a hold with an explicit lease re-entered without one keeps its own deadline
+	 * instead of taking the watchdog's lease, which a crashed holder would then block others for.
+	 * @throws LockLostException if an explicit lease re-entered without one has run out already
+	 */
+	private Duration reentryLease(Hold hold) {
+		long asked = (this.explicitLease != null) ? LockArguments.saturatedNanos(this.explicitLease)
+				: hold.watchdog ? this.engine.options.watchdogTimeout().toNanos() : 0;
+		long left = hold.confirmedNanosLeft(System.nanoTime());
+		if (asked > 0 && asked >= left) {
+			return (this.explicitLease != null) ? this.explicitLease : this.engine.options.watchdogTimeout();
+		}
+		if (left < MIN_LEASE_LEFT_NANOS) {
+			throw new LockLostException(this.engine.holds.markLost(hold, "its explicit lease ran out before its owner re-entered it"));
+		}
+		// Whole milliseconds, rounded up: backends count leases in them.
+		return Duration.ofMillis(TimeUnit.NANOSECONDS.toMillis(left + 999_999));
 	}
 
 	private Acquisition call(int held, Duration lease, Duration queueFor) {

@@ -97,8 +97,9 @@ final class BlockingAcquisition {
 		boolean acquired = false;
 		Throwable failure = null;
 		try {
-			// Threads of this client already queued for the lock go first; only re-entry may pass them.
-			if (!mayWait || !this.engine.waits.hasWaiters(name) || this.engine.holdCount(name, owner) > 0) {
+			// Threads of this client already queued for the lock go first; only re-entry may pass them
+			// (and the re-entry of a hold that was lost learns of it at once).
+			if (!mayWait || !this.engine.waits.hasWaiters(name) || attempt.heldNow() != null) {
 				if (attempt.tryOnce(mayWait ? attempt.queueFor(forever, deadline) : 0) == null) {
 					acquired = true;
 					return true;

@@ -135,6 +135,21 @@ final class Hold {
 		this.confirmedUntilNanos = nanos;
 	}
 
+	/**
+	 * Moves the confirmed lease later, never earlier: a re-entry that asked for less than the hold had
+	 * left does not shorten it.
+	 */
+	void confirmedAtLeastUntil(long nanos) {
+		if (nanos - this.confirmedUntilNanos > 0) {
+			this.confirmedUntilNanos = nanos;
+		}
+	}
+
+	/** @return how long the backend is known to keep the hold from {@code now}; negative if over */
+	long confirmedNanosLeft(long now) {
+		return this.confirmedUntilNanos - now;
+	}
+
 	boolean confirmedAt(long nanos) {
 		return nanos - this.confirmedUntilNanos < 0;
 	}

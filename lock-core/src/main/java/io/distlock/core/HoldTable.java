@@ -76,18 +76,35 @@ final class HoldTable {
 		return this.lostHolds.get();
 	}
 
-	/** @return the owner's explicit lease that ran out unreleased, no longer kept, or {@code null} */
-	Hold takeExpired(HoldKey key) {
-		return this.expired.remove(key);
+	/**
+	 * @return the owner's explicit lease that ran out before it was unlocked, or {@code null}: its
+	 * owner still believes it holds the lock, until it has unlocked every level of it
+	 */
+	Hold expiredOf(HoldKey key) {
+		return this.expired.get(key);
+	}
+
+	/**
+	 * One unlock() of an explicit lease that ran out: one of its levels is no longer kept, the last
+	 * one not at all.
+	 * @return the hold, or {@code null} if the owner had none that ran out
+	 */
+	Hold takeExpiredLevel(HoldKey key) {
+		Hold[] taken = new Hold[1];
+		this.expired.computeIfPresent(key, (ignored, hold) -> {
+			taken[0] = hold;
+			int held = hold.count();
+			if (held > 1) {
+				hold.count(held - 1);
+				return hold;
+			}
+			return null;
+		});
+		return taken[0];
 	}
 
 	void forgetExpired(HoldKey key, Hold hold) {
 		this.expired.remove(key, hold);
-	}
-
-	/** A new acquisition by the owner: an explicit lease that ran out unreleased was reported then. */
-	void forgetExpired(HoldKey key) {
-		this.expired.remove(key);
 	}
 
 	/** Drops one reentrant level of a hold; the last one removes it. */

@@ -57,9 +57,12 @@ final class Unlocking {
 		HoldKey key = this.engine.holds.key(name, owner);
 		Hold hold = this.engine.holds.get(key);
 		if (hold == null) {
-			Hold ranOut = this.engine.holds.takeExpired(key);
+			Hold ranOut = this.engine.holds.takeExpiredLevel(key);
 			if (ranOut != null) {
-				cleanUpLostHold(ranOut);
+				if (this.engine.holds.expiredOf(key) != ranOut) {
+					// Its last level: the owner knows now, and the backend may still have the hold.
+					cleanUpLostHold(ranOut);
+				}
 				throw new LockLostException(ranOut.lost());
 			}
 			throw new IllegalMonitorStateException("Cannot unlock lock '" + name + "': thread '"

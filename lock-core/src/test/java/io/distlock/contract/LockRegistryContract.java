@@ -383,6 +383,62 @@ public abstract class LockRegistryContract implements AsyncLockingContract {
 	}
 
 	@Test
+	void aNestedShorterLeaseDoesNotShortenTheHold() throws Exception {
+		// As a @DistributedLock(leaseTime = "1s") method called from a watchdog-held one on the same key.
+		DistLock mine = newClient().getLock("nested-lease");
+		DistLock theirs = newClient().getLock("nested-lease");
+		mine.lock();
+		assertThat(mine.tryLock(Duration.ofSeconds(10), Duration.ofSeconds(1))).isTrue();
+		assertThat(otherThreadTryLock(theirs, Duration.ofSeconds(3))).as("inside the nested hold, past its 1 s lease")
+			.isFalse();
+		mine.unlock();
+		assertThat(otherThreadTryLock(theirs, Duration.ofMillis(1500))).as("after the nested unlock, past its 1 s lease")
+			.isFalse();
+		assertThat(mine.getHoldCount()).isEqualTo(1);
+		mine.unlock();
+		assertThat(otherThreadTryLock(theirs, Duration.ofSeconds(5))).isTrue();
+	}
+
+	@Test
+	void anExplicitLeaseReenteredWithoutOneKeepsItsOwnDeadline() throws Exception {
+		// A watchdog client whose lease (30 s) is far longer than the hold's own: a crashed holder
+		// must block others for its own lease, not for the watchdog's.
+		LockRegistry client = newClient();
+		DistLock mine = client.getLock("explicit-reentered");
+		DistLock theirs = newClient().getLock("explicit-reentered");
+		assertThat(mine.tryLock(Duration.ofSeconds(10), Duration.ofMillis(1500))).isTrue();
+		mine.lock();
+		assertThat(mine.getHoldCount()).isEqualTo(2);
+		assertThat(otherThreadTryLock(theirs, Duration.ofSeconds(10))).as("taken once the hold's own lease ran out")
+			.isTrue();
+		awaitLeaseGoneEverywhere(client, "explicit-reentered");
+		// Both levels were the lost hold's: each unlock() says so.
+		assertThatThrownBy(mine::unlock).isInstanceOf(LockLostException.class);
+		assertThatThrownBy(mine::unlock).isInstanceOf(LockLostException.class);
+		assertThat(mine.getHoldCount()).isZero();
+	}
+
+	@Test
+	void reenteringAHoldWhoseLeaseRanOutSaysItWasLost() throws Exception {
+		// A short watchdog period, so that the lost hold is set aside (not found at re-entry) quickly.
+		LockRegistry client = newClient(SHORT_WATCHDOG);
+		DistLock mine = client.getLock("reentered-lost");
+		DistLock theirs = newClient().getLock("reentered-lost");
+		mine.lock(Duration.ofMillis(300));
+		assertThat(otherThreadTryLock(theirs, Duration.ofSeconds(5))).as("taken once the lease ran out").isTrue();
+		awaitLeaseGoneEverywhere(client, "reentered-lost");
+		await().atMost(Duration.ofSeconds(10)).until(() -> client.heldLocks().isEmpty());
+		// The thread still believes it holds the lock: its re-entry is not a new hold in its place.
+		assertThatThrownBy(mine::lock).isInstanceOf(LockLostException.class).hasMessageContaining("reentered-lost");
+		assertThat(client.heldLocks()).isEmpty();
+		assertThatThrownBy(mine::unlock).isInstanceOf(LockLostException.class);
+		assertThat(mine.getHoldCount()).isZero();
+		// Told and unlocked: the next acquisition is a new hold.
+		assertThat(mine.tryLock(Duration.ofSeconds(5))).isTrue();
+		mine.unlock();
+	}
+
+	@Test
 	void aLockKeptAfterUnlockStaysTakenUntilItsTimeHasPassed() throws Exception {
 		LockRegistry client = newClient(SHORT_WATCHDOG);
 		Assumptions.assumeTrue(client.canKeepAfterUnlock(), "this backend's holds do not expire on their own");
