@@ -164,6 +164,19 @@ final class HoldTable {
 		}
 	}
 
+	/**
+	 * The backend found holds lost by itself: each is reported now, and its owner's unlock() (or
+	 * re-entry) says so, whether the watchdog renews it or it has an explicit lease.
+	 */
+	void lostInBackend(List<LockBackend.HoldRef> refs, String reason) {
+		for (LockBackend.HoldRef ref : refs) {
+			Hold hold = this.holds.get(new HoldKey(ref.name(), ref.owner()));
+			if (hold != null && !hold.releasing()) {
+				markLost(hold, reason);
+			}
+		}
+	}
+
 	LostHold markLost(Hold hold, String reason) {
 		LostHold lost = new LostHold(hold.name, hold.owner, hold.issuedToken(), this.options.clock().instant(), reason);
 		if (!hold.markLost(lost)) {

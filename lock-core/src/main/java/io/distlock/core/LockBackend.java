@@ -3,6 +3,7 @@ package io.distlock.core;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 
 /**
@@ -219,6 +220,16 @@ public interface LockBackend extends AutoCloseable {
 	 */
 	default AutoCloseable subscribe(String name, String clientId, Consumer<LockNotice> onNotice) {
 		return subscribe(name, onNotice);
+	}
+
+	/**
+	 * Whom to tell when the backend finds holds lost by itself, before a renewal or a release asks:
+	 * a ZooKeeper session that ended takes every hold of the session with it, explicit leases that
+	 * nothing renews included. Called once, by the engine that uses this backend; a backend that learns
+	 * of a loss only when asked ignores it.
+	 * @param lost called (on any thread) with the holds lost and why
+	 */
+	default void onHoldsLost(BiConsumer<List<HoldRef>, String> lost) {
 	}
 
 	/**

@@ -134,6 +134,7 @@ final class LockEngine implements LockRegistry, AutoCloseable {
 		this.waits = new ReleaseWaits(backend, options.clientId());
 		this.listeners = new ListenerNotifier(options.clientId(), options.listeners());
 		this.holds = new HoldTable(options, this.listeners);
+		backend.onHoldsLost(this.holds::lostInBackend);
 		this.ownWatchdog = (options.watchdog() != null) ? null : LockWatchdog.create();
 		this.watchdog = new Watchdog((options.watchdog() != null) ? options.watchdog() : this.ownWatchdog, backend,
 				options.watchdogTimeout(), this.holds::renewable, this.holds::markLost, this::renewalFailed);

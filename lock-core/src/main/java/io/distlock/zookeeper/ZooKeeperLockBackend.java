@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 
 import org.apache.curator.framework.CuratorFramework;
@@ -76,6 +77,10 @@ public final class ZooKeeperLockBackend implements LockBackend {
 	private final ConnectionStateListener connectionListener = (client, state) -> connectionChanged(state);
 
 	private volatile ConnectionState lastState = ConnectionState.CONNECTED;
+
+	/** Whom the end of the session is reported to (the engine), once it asked. */
+	private volatile BiConsumer<List<HoldRef>, String> holdsLost = (holds, reason) -> {
+	};
 
 	/** Set once: two threads closing at once (a shutdown hook and the context) must not close the client twice. */
 	private final AtomicBoolean closed = new AtomicBoolean();
@@ -226,6 +231,11 @@ public final class ZooKeeperLockBackend implements LockBackend {
 		return this.subscriptions.subscribe(name, onRelease);
 	}
 
+	@Override
+	public void onHoldsLost(BiConsumer<List<HoldRef>, String> lost) {
+		this.holdsLost = lost;
+	}
+
 	// Connection state
 
 	void connectionChanged(ConnectionState state) {
@@ -243,6 +253,11 @@ public final class ZooKeeperLockBackend implements LockBackend {
 					this.holds.forget(hold);
 				}
 				this.deletions.sessionLost();
+				// Told now, not at the next renewal or unlock: an explicit lease is never renewed, and its
+				// owner would otherwise believe in it for the rest of its lease while another client holds it.
+				this.holdsLost.accept(lost.stream().map(hold -> new HoldRef(hold.name, hold.owner)).toList(),
+						"the ZooKeeper session at " + this.connection.ensemble()
+								+ " ended (expired, or no connection for the whole session timeout)");
 				// A hold taken by a new session before this event arrived is forgotten too (told lost, to be
 				// safe); its node must not outlive it. Nodes of the lost session are left to the ensemble.
 				for (Held hold : lost) {

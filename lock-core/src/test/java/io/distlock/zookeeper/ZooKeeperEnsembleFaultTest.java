@@ -270,6 +270,24 @@ class ZooKeeperEnsembleFaultTest {
 		assertThat(held.getHoldCount()).isZero();
 	}
 
+	@Test
+	void anExpiredSessionLosesAnExplicitLeaseAndItsOwnerIsToldAtOnce() throws Exception {
+		List<LostHold> lost = new CopyOnWriteArrayList<>();
+		LockRegistry holder = this.clients.newRegistry(Duration.ofSeconds(30), lost::add);
+		DistLock held = holder.getLock("expiring-explicit");
+		// Never renewed: only the session's end can tell its owner before the 60 s are over.
+		held.lock(Duration.ofSeconds(60));
+		this.clients.cutOff(this.clients.curatorOf(holder));
+
+		await().atMost(Duration.ofSeconds(20)).until(() -> !lost.isEmpty());
+		assertThat(lost.get(0).lockName()).isEqualTo("expiring-explicit");
+		assertThat(holder.heldLocks()).singleElement().satisfies(hold -> assertThat(hold.lost()).isTrue());
+		assertThatThrownBy(held::unlock).isInstanceOf(LockLostException.class)
+			.hasMessageContaining("expiring-explicit")
+			.hasMessageContaining("session");
+		assertThat(held.getHoldCount()).isZero();
+	}
+
 	private InstanceSpec leader() {
 		return await().atMost(Duration.ofSeconds(10)).until(() -> {
 			for (InstanceSpec spec : this.cluster.getInstances()) {
