@@ -16,10 +16,11 @@ import io.distlock.core.HoldTable.HoldKey;
 final class Attempt {
 
 	/**
-	 * The least a hold must have left for a re-entry that keeps its deadline: below it the lease is
-	 * over as far as this client can tell, and a backend asked for a lease of 0 ms may free the lock.
+	 * The least an explicit lease must have left for a re-entry that keeps its deadline: below it the
+	 * lease is over before the backend could confirm the re-entry (Redlock takes its clock drift
+	 * allowance off a lease, so a few milliseconds confirm nothing there), and the hold counts as lost.
 	 */
-	private static final long MIN_LEASE_LEFT_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
+	private static final long MIN_LEASE_LEFT_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
 	/** Acquisitions answered only after their lease had run out, in a row, before giving up. */
 	private static final int MAX_LATE_REPLIES = 3;
@@ -125,6 +126,10 @@ final class Attempt {
 		int lateReplies = 0;
 		while (true) {
 			start = System.nanoTime();
+			if (hold != null) {
+				// Before it is sent: a re-entry racing this one must not ask for less.
+				hold.askedAtLeastUntil(start + LockArguments.saturatedNanos(lease));
+			}
 			this.unanswered = first;
 			result = call(held, lease, queueFor);
 			this.unanswered = false;
@@ -167,44 +172,42 @@ final class Attempt {
 	}
 
 	/**
-	 * The owner's hold of the lock, if it has one, for a re-entry; null for a first acquisition.
-	 * @throws LockLostException if the owner's hold was lost and its owner has not unlocked it yet:
-	 * its thread believes it holds the lock, so this is a re-entry of a hold that is gone, never a
-	 * new hold in its place (the thread's matching unlock() says so as well)
+	 * The owner's hold of the lock, if it has one, for a re-entry; null for a first acquisition (also
+	 * after a hold of the owner's ran out unreleased: that one's own unlock() still says so).
+	 * @throws LockLostException if the owner's hold is known lost and not yet unlocked
 	 */
 	Hold heldNow() {
 		Hold hold = this.engine.holds.get(this.key);
 		if (hold != null && hold.lost() != null) {
 			throw new LockLostException(hold.lost());
 		}
-		if (hold == null) {
-			Hold ranOut = this.engine.holds.expiredOf(this.key);
-			if (ranOut != null) {
-				throw new LockLostException(ranOut.lost());
-			}
-		}
 		return hold;
 	}
 
 	/**
-	 * What a re-entry asks the backend for: never less than the hold has left, so that a nested call
-	 * with a shorter lease does not shorten the whole hold (the backends set the lease, they do not
-	 * lengthen it); and a hold with an explicit lease re-entered without one keeps its own deadline
-	 * instead of taking the watchdog's lease, which a crashed holder would then block others for.
-	 * @throws LockLostException if an explicit lease re-entered without one has run out already
+	 * What a re-entry asks the backend for. The backends set a lease rather than lengthen it, so a
+	 * re-entry never asks for less than the hold has been given (a nested call with a shorter lease
+	 * must not shorten the whole hold), counting an extension still on its way (its reply may come
+	 * after this re-entry's, but the backend applies it first). A watchdog hold asks for at least the
+	 * watchdog's lease, as its renewals do; a hold with an explicit lease re-entered without one keeps
+	 * its own deadline instead of taking the watchdog's lease, which a crashed holder would then block
+	 * others for.
+	 * @throws LockLostException if an explicit lease re-entered without one is (nearly) over
 	 */
 	private Duration reentryLease(Hold hold) {
-		long asked = (this.explicitLease != null) ? LockArguments.saturatedNanos(this.explicitLease)
-				: hold.watchdog ? this.engine.options.watchdogTimeout().toNanos() : 0;
-		long left = hold.confirmedNanosLeft(System.nanoTime());
-		if (asked > 0 && asked >= left) {
-			return (this.explicitLease != null) ? this.explicitLease : this.engine.options.watchdogTimeout();
+		Duration asked = (this.explicitLease == null) ? (hold.watchdog ? this.engine.options.watchdogTimeout() : null)
+				: (hold.watchdog && this.explicitLease.compareTo(this.engine.options.watchdogTimeout()) < 0)
+						? this.engine.options.watchdogTimeout() : this.explicitLease;
+		long given = Math.max(0, hold.askedNanosLeft(System.nanoTime()));
+		if (asked != null && LockArguments.saturatedNanos(asked) >= given) {
+			return asked;
 		}
-		if (left < MIN_LEASE_LEFT_NANOS) {
-			throw new LockLostException(this.engine.holds.markLost(hold, "its explicit lease ran out before its owner re-entered it"));
+		if (asked == null && given < MIN_LEASE_LEFT_NANOS) {
+			throw new LockLostException(this.engine.holds.markLost(hold,
+					"its explicit lease ran out before its owner re-entered it"));
 		}
 		// Whole milliseconds, rounded up: backends count leases in them.
-		return Duration.ofMillis(TimeUnit.NANOSECONDS.toMillis(left + 999_999));
+		return Duration.ofMillis(TimeUnit.NANOSECONDS.toMillis(given + 999_999));
 	}
 
 	private Acquisition call(int held, Duration lease, Duration queueFor) {

@@ -75,6 +75,12 @@ final class Hold {
 	private volatile long confirmedUntilNanos;
 
 	/**
+	 * The latest time (System.nanoTime) a call sent for this hold asked the backend to keep it until;
+	 * set when the hold is recorded, never moved earlier.
+	 */
+	private volatile long askedUntilNanos;
+
+	/**
 	 * What ends the hold first: its owner's last release (the watchdog then leaves it alone) or the
 	 * watchdog's finding that its explicit lease ran out (the owner then learns it was lost).
 	 */
@@ -91,6 +97,8 @@ final class Hold {
 	private volatile LostHold lost;
 
 	Hold(String name, String owner, long token, String attemptId, boolean watchdog, long sinceMillis, Thread thread) {
+		// A start for askedAtLeastUntil's comparison (nanoTime may be negative; only differences count).
+		this.askedUntilNanos = System.nanoTime();
 		this.name = name;
 		this.owner = owner;
 		this.token = token;
@@ -133,6 +141,7 @@ final class Hold {
 
 	void confirmedUntil(long nanos) {
 		this.confirmedUntilNanos = nanos;
+		askedAtLeastUntil(nanos);
 	}
 
 	/**
@@ -145,9 +154,23 @@ final class Hold {
 		}
 	}
 
-	/** @return how long the backend is known to keep the hold from {@code now}; negative if over */
-	long confirmedNanosLeft(long now) {
-		return this.confirmedUntilNanos - now;
+	/**
+	 * Records that a call asking the backend to keep the hold until {@code nanos} is about to be sent
+	 * (a renewal, an extension, a re-entry), before its answer confirms it.
+	 */
+	void askedAtLeastUntil(long nanos) {
+		if (nanos - this.askedUntilNanos > 0) {
+			this.askedUntilNanos = nanos;
+		}
+	}
+
+	/**
+	 * @return how long from {@code now} the backend keeps the hold, or has been asked to by a call
+	 * that may still be on its way; negative if over
+	 */
+	long askedNanosLeft(long now) {
+		long until = (this.askedUntilNanos - this.confirmedUntilNanos > 0) ? this.askedUntilNanos : this.confirmedUntilNanos;
+		return until - now;
 	}
 
 	boolean confirmedAt(long nanos) {

@@ -77,8 +77,9 @@ final class HoldTable {
 	}
 
 	/**
-	 * @return the owner's explicit lease that ran out before it was unlocked, or {@code null}: its
-	 * owner still believes it holds the lock, until it has unlocked every level of it
+	 * @return the owner's explicit lease that ran out before it was unlocked, or {@code null}. Its
+	 * owner may take the lock anew meanwhile; once that hold is unlocked, the next unlock() is this
+	 * one's, and says it was lost.
 	 */
 	Hold expiredOf(HoldKey key) {
 		return this.expired.get(key);
@@ -120,8 +121,8 @@ final class HoldTable {
 	/**
 	 * What the watchdog renews at each tick, after tidying the table: holds of threads that died are
 	 * dropped (they expire after their lease, as after a crash), and explicit leases that ran out
-	 * unreleased are reported lost and set aside, so that neither stays listed or blocks the next
-	 * acquisition of its owner.
+	 * unreleased are reported lost and set aside (their owner's unlock() still learns of it), so that
+	 * neither stays listed or blocks the next acquisition of its owner.
 	 */
 	List<Hold> renewable() {
 		long now = System.nanoTime();
@@ -148,12 +149,17 @@ final class HoldTable {
 
 	private void expire(Hold hold) {
 		HoldKey key = new HoldKey(hold.name, hold.owner);
+		// Set aside before the hold is claimed: an owner whose last unlock() loses that race must find
+		// it there to forget it (Unlocking), or it would stay for the thread's whole life.
+		this.expired.put(key, hold);
 		// Unless its owner is releasing it right now: then the release decides.
-		if (hold.end(Hold.Ending.EXPIRED) && this.holds.remove(key, hold)) {
-			markLost(hold, "its explicit lease ran out before unlock");
-			// Its owner's unlock() still learns of the loss.
-			this.expired.put(key, hold);
+		if (!hold.end(Hold.Ending.EXPIRED)) {
+			this.expired.remove(key, hold);
+			return;
 		}
+		// Marked lost before it leaves the table: its owner's unlock() learns of the loss either way.
+		markLost(hold, "its explicit lease ran out before unlock");
+		this.holds.remove(key, hold);
 	}
 
 	private void dropOrphan(Hold hold) {

@@ -73,6 +73,8 @@ final class Unlocking {
 		if (lost != null) {
 			this.engine.holds.dropOneLevel(key, hold, held);
 			if (held == 1) {
+				// Also set aside by the watchdog if its explicit lease ran out just now: nothing is left.
+				this.engine.holds.forgetExpired(key, hold);
 				cleanUpLostHold(hold);
 			}
 			throw new LockLostException(lost);

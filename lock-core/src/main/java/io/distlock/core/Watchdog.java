@@ -154,7 +154,12 @@ final class Watchdog implements AutoCloseable {
 
 	private void renewBatch(List<Hold> batch) {
 		long start = System.nanoTime();
-		List<LockBackend.HoldRef> refs = batch.stream().map(hold -> new LockBackend.HoldRef(hold.name, hold.owner)).toList();
+		List<LockBackend.HoldRef> refs = new ArrayList<>(batch.size());
+		for (Hold hold : batch) {
+			// Before the call: a re-entry sent while it is on its way must not ask for less.
+			hold.askedAtLeastUntil(start + this.lease.toNanos());
+			refs.add(new LockBackend.HoldRef(hold.name, hold.owner));
+		}
 		List<Boolean> renewed;
 		try {
 			renewed = this.backend.renew(refs, this.lease, Hold.waitWithin(batch, start));
@@ -224,6 +229,7 @@ final class Watchdog implements AutoCloseable {
 					return;
 				}
 				long start = System.nanoTime();
+				hold.askedAtLeastUntil(start + lease.toNanos());
 				try {
 					boolean extended = this.backend
 						.renew(List.of(new LockBackend.HoldRef(hold.name, hold.owner)), lease, Hold.waitWithin(List.of(hold), start))

@@ -419,7 +419,7 @@ public abstract class LockRegistryContract implements AsyncLockingContract {
 	}
 
 	@Test
-	void reenteringAHoldWhoseLeaseRanOutSaysItWasLost() throws Exception {
+	void theUnlockPairedWithAHoldThatRanOutSaysItWasLost() throws Exception {
 		// A short watchdog period, so that the lost hold is set aside (not found at re-entry) quickly.
 		LockRegistry client = newClient(SHORT_WATCHDOG);
 		DistLock mine = client.getLock("reentered-lost");
@@ -428,14 +428,17 @@ public abstract class LockRegistryContract implements AsyncLockingContract {
 		assertThat(otherThreadTryLock(theirs, Duration.ofSeconds(5))).as("taken once the lease ran out").isTrue();
 		awaitLeaseGoneEverywhere(client, "reentered-lost");
 		await().atMost(Duration.ofSeconds(10)).until(() -> client.heldLocks().isEmpty());
-		// The thread still believes it holds the lock: its re-entry is not a new hold in its place.
-		assertThatThrownBy(mine::lock).isInstanceOf(LockLostException.class).hasMessageContaining("reentered-lost");
-		assertThat(client.heldLocks()).isEmpty();
-		assertThatThrownBy(mine::unlock).isInstanceOf(LockLostException.class);
-		assertThat(mine.getHoldCount()).isZero();
-		// Told and unlocked: the next acquisition is a new hold.
-		assertThat(mine.tryLock(Duration.ofSeconds(5))).isTrue();
+		// The thread still believes it holds the lock; its "re-entry" takes a new hold, whose unlock
+		// releases it, and the unlock paired with the lost hold says so.
+		mine.lock();
+		assertThat(mine.getHoldCount()).isEqualTo(1);
 		mine.unlock();
+		assertThat(otherThreadTryLock(theirs)).as("the new hold was released").isTrue();
+		assertThatThrownBy(mine::unlock).isInstanceOf(LockLostException.class).hasMessageContaining("reentered-lost");
+		assertThat(mine.getHoldCount()).isZero();
+		assertThatThrownBy(mine::unlock).as("nothing left to unlock")
+			.isInstanceOf(IllegalMonitorStateException.class)
+			.isNotInstanceOf(LockLostException.class);
 	}
 
 	@Test
