@@ -1,6 +1,7 @@
 package io.distlock;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.Collection;
 import java.util.Deque;
@@ -95,6 +96,24 @@ public interface LockRegistry {
 	}
 
 	/**
+	 * @return when the restart grace ends that the backend refused an acquisition with lately (it
+	 * restarted or lost its data, and lets no new holder in until the holders it may have forgotten
+	 * have been told), if it has not ended yet; see {@code distlock.restart-grace}
+	 */
+	default Optional<Instant> restartGraceEnds() {
+		return Optional.empty();
+	}
+
+	/**
+	 * @param name the lock that was not acquired
+	 * @param waited how long it was waited for
+	 * @return the exception that says so, naming the restart grace if that is what refused it
+	 */
+	default LockNotAcquiredException notAcquired(String name, Duration waited) {
+		return new LockNotAcquiredException(name, waited, restartGraceEnds().orElse(null));
+	}
+
+	/**
 	 * Runs {@code work} holding the lock, taken on the calling thread within {@code waitTime} (the
 	 * watchdog keeps it), and released when the work returns or throws. Spring Integration's
 	 * {@code executeLocked}, with a wait that is not optional.
@@ -113,7 +132,7 @@ public interface LockRegistry {
 		DistLock lock = getLock(name);
 		Duration wait = (waitTime != null) ? waitTime : Duration.ZERO;
 		if (!lock.tryLock(wait, null)) {
-			throw new LockNotAcquiredException(name, wait);
+			throw notAcquired(name, wait);
 		}
 		try {
 			return work.call();
@@ -156,7 +175,7 @@ public interface LockRegistry {
 				DistLock lock = getLock(name);
 				Duration left = wait.minusNanos(System.nanoTime() - start);
 				if (!lock.tryLock(left.isNegative() ? Duration.ZERO : left, null)) {
-					throw new LockNotAcquiredException(name, wait);
+					throw notAcquired(name, wait);
 				}
 				held.push(lock);
 			}

@@ -42,7 +42,7 @@ class RedisSecurityTests {
 
 	/** The README's least-privilege ACL. */
 	static final String ACL = "on >" + PASSWORD + " ~distlock:* &distlock:* +@scripting +@pubsub +@hash +@list +get +set "
-			+ "+pexpire +pttl +exists +del +time +ping +hello +auth +client +select +info";
+			+ "+pexpire +pttl +exists +del +time +ping +hello +auth +client +select +info +lastsave";
 
 	private static TestCertificates certificates;
 

@@ -4,10 +4,13 @@ import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.List;
 
+import io.distlock.LockNotAcquiredException;
+
 /**
  * A {@code @DistributedLock} method did not get its lock(s) and was not run: another holder kept
- * the lock for the whole wait time, or the backend could not be reached (then {@link #getCause()}
- * says why).
+ * the lock for the whole wait time, the backend served its restart grace (then {@link #getCause()} is
+ * a {@link LockNotAcquiredException} that says until when), or the backend could not be reached (then
+ * {@link #getCause()} says why).
  */
 public class LockAcquisitionException extends RuntimeException {
 
@@ -35,6 +38,13 @@ public class LockAcquisitionException extends RuntimeException {
 	private static String message(List<String> lockNames, Method method, Duration waited, Throwable cause) {
 		String what = (lockNames.size() == 1) ? "lock '" + lockNames.get(0) + "'" : "locks " + lockNames;
 		String where = method.getDeclaringClass().getSimpleName() + "." + method.getName();
+		if (cause instanceof LockNotAcquiredException refused) {
+			// Not acquired for a reason of its own (the backend's restart grace): that reason is the message.
+			return "Could not acquire " + what + " for " + where + " within " + waited.toMillis() + " ms: "
+					+ LockNotAcquiredException.reason(refused.getRestartGraceEnds().orElse(null))
+					+ " The method was not run; raise waitTime, or choose onFailure = SKIP or a failureHandler if "
+					+ "skipping is acceptable.";
+		}
 		if (cause != null) {
 			return "Could not acquire " + what + " for " + where + " after " + waited.toMillis()
 					+ " ms because the lock backend failed: " + cause.getMessage()

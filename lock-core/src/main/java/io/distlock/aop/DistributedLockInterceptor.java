@@ -27,6 +27,7 @@ import io.distlock.DistLock;
 import io.distlock.annotation.LockAcquisitionException;
 import io.distlock.LockBackendException;
 import io.distlock.LockOrigin;
+import io.distlock.LockNotAcquiredException;
 import io.distlock.LockRegistry;
 import io.distlock.annotation.LockContext;
 import io.distlock.annotation.LockFailure;
@@ -107,8 +108,7 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
 		Duration wait = (attribute.waitTime() != null) ? attribute.waitTime() : defaults.waitTime();
 		Duration lease = (attribute.leaseTime() != null) ? attribute.leaseTime() : defaults.leaseTime();
 
-		LockRegistry locks = attribute.registry().isEmpty() ? this.registry.getIfAvailable()
-				: this.beanFactory.getBean(attribute.registry(), LockRegistry.class);
+		LockRegistry locks = registryOf(attribute);
 		if (locks == null) {
 			throw new IllegalStateException("@DistributedLock " + attribute.description()
 					+ " needs a LockRegistry bean and there is none; the method was not run. Configure Redis "
@@ -258,9 +258,29 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
 		}
 		return switch (attribute.onFailure()) {
 			case THROW -> throw new LockAcquisitionException(failure.lockNames(), failure.method(), failure.waited(),
-					failure.cause());
+					(failure.cause() != null) ? failure.cause() : refusalOf(attribute, failure));
 			case SKIP -> skipValue(attribute, context);
 		};
+	}
+
+	/** @return the registry the method's locks come from, or {@code null} if there is none */
+	private LockRegistry registryOf(LockAttribute attribute) {
+		return attribute.registry().isEmpty() ? this.registry.getIfAvailable()
+				: this.beanFactory.getBean(attribute.registry(), LockRegistry.class);
+	}
+
+	/**
+	 * @return why the locks stayed taken when the registry knows better than "another holder kept
+	 * it" (its backend serves its restart grace), else {@code null}
+	 */
+	private LockNotAcquiredException refusalOf(LockAttribute attribute, LockFailure failure) {
+		LockRegistry locks = registryOf(attribute);
+		if (locks == null) {
+			return null;
+		}
+		return locks.restartGraceEnds()
+			.map(ends -> locks.notAcquired(failure.lockNames().get(0), failure.waited()))
+			.orElse(null);
 	}
 
 	private static Object skipValue(LockAttribute attribute, EvaluationContext context) {

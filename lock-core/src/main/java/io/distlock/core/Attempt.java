@@ -165,6 +165,9 @@ final class Attempt {
 			case HELD_BY_OTHER -> {
 				this.refusedAt = start;
 				this.refusedToken = result.token();
+				if (result.restartGrace()) {
+					this.engine.restartGraceSeen(result.ttl());
+				}
 				return result.ttl();
 			}
 			default -> throw new LockLostException(this.engine.holds.markLost(hold, "the backend no longer had the hold when its owner re-entered it"));

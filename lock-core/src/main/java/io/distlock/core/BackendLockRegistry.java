@@ -1,6 +1,7 @@
 package io.distlock.core;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -64,6 +65,11 @@ public class BackendLockRegistry implements LockRegistry, LockRegistryStats, Aut
 	@Override
 	public boolean offersFencingTokens() {
 		return this.engine.offersFencingTokens();
+	}
+
+	@Override
+	public Optional<Instant> restartGraceEnds() {
+		return this.engine.restartGraceEnds();
 	}
 
 	@Override

@@ -269,9 +269,11 @@ public interface LockBackend extends AutoCloseable {
 	 * (the lease, less what the backend must allow for elapsed time and clock drift)
 	 * @param attemptId when acquired, the id of the attempt that took the hold, which also names the hold to
 	 * {@link #release(String, String, int, String)}; or {@code null}
-	 * or {@code null}
+	 * @param restartGrace when held by another: whether the backend refused because it serves its
+	 * restart grace (it restarted or lost its data), {@code ttl} being what is left of it
 	 */
-	record Acquisition(Status status, long token, Duration ttl, Duration validity, String attemptId) {
+	record Acquisition(Status status, long token, Duration ttl, Duration validity, String attemptId,
+			boolean restartGrace) {
 
 		/** The token of a backend that cannot issue sound fencing tokens. */
 		public static final long NO_TOKEN = -1;
@@ -308,7 +310,7 @@ public interface LockBackend extends AutoCloseable {
 		 * @return an acquired outcome
 		 */
 		public static Acquisition acquired(long token, Duration validity, String attemptId) {
-			return new Acquisition(Status.ACQUIRED, token, Duration.ZERO, validity, attemptId);
+			return new Acquisition(Status.ACQUIRED, token, Duration.ZERO, validity, attemptId, false);
 		}
 
 		/**
@@ -327,12 +329,21 @@ public interface LockBackend extends AutoCloseable {
 		 * @return a held-by-other outcome, carrying {@code lastToken} as its {@link #token()}
 		 */
 		public static Acquisition heldByOther(Duration ttl, long lastToken) {
-			return new Acquisition(Status.HELD_BY_OTHER, lastToken, ttl, Duration.ZERO, null);
+			return new Acquisition(Status.HELD_BY_OTHER, lastToken, ttl, Duration.ZERO, null, false);
+		}
+
+		/**
+		 * @param left what is left of the backend's restart grace, during which it lets no new holder in
+		 * @param lastToken as for {@link #heldByOther(Duration, long)}
+		 * @return a held-by-other outcome that says the restart grace refused it
+		 */
+		public static Acquisition inRestartGrace(Duration left, long lastToken) {
+			return new Acquisition(Status.HELD_BY_OTHER, lastToken, left, Duration.ZERO, null, true);
 		}
 
 		/** @return a lost outcome */
 		public static Acquisition lost() {
-			return new Acquisition(Status.LOST, 0, Duration.ZERO, Duration.ZERO, null);
+			return new Acquisition(Status.LOST, 0, Duration.ZERO, Duration.ZERO, null, false);
 		}
 
 	}

@@ -1,6 +1,7 @@
 package io.distlock.core;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -96,6 +97,9 @@ final class LockEngine implements LockRegistry, AutoCloseable {
 	private final ListenerNotifier listeners;
 
 	volatile boolean closed;
+
+	/** When (epoch ms of the options' clock) the restart grace the backend last refused with ends; 0 if none. */
+	private volatile long restartGraceEndsMillis;
 
 	/** Whether close() ran: it runs once, whoever else calls it later. */
 	private final AtomicBoolean closing = new AtomicBoolean();
@@ -286,6 +290,17 @@ final class LockEngine implements LockRegistry, AutoCloseable {
 	 */
 	void release(String name, String owner, Duration keep) {
 		this.unlocking.release(name, owner, keep);
+	}
+
+	/** The backend refused an acquisition for its restart grace, which ends in {@code left}. */
+	void restartGraceSeen(Duration left) {
+		this.restartGraceEndsMillis = this.options.clock().millis() + left.toMillis();
+	}
+
+	@Override
+	public Optional<Instant> restartGraceEnds() {
+		long ends = this.restartGraceEndsMillis;
+		return (ends > this.options.clock().millis()) ? Optional.of(Instant.ofEpochMilli(ends)) : Optional.empty();
 	}
 
 	@Override

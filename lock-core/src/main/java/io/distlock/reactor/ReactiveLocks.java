@@ -139,7 +139,7 @@ public final class ReactiveLocks {
 					claim.giveBack();
 				}
 			}).flatMap(claim -> claim.map(Mono::just).orElseGet(() -> Mono.error(
-					new LockNotAcquiredException(name, Duration.ofNanos(System.nanoTime() - start)))));
+					this.registry.notAcquired(name, Duration.ofNanos(System.nanoTime() - start)))));
 		});
 	}
 

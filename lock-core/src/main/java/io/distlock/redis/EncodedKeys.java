@@ -4,7 +4,7 @@ import java.util.Arrays;
 
 /**
  * The keys of a lock's scripts as the bytes Redis is sent, encoded once per lock name rather than
- * on every call: an acquisition sends 4 keys and a release 5, and building their strings and UTF-8
+ * on every call: an acquisition sends 5 keys and a release 5, and building their strings and UTF-8
  * copies anew each time was a sixth of what an uncontended lock-and-unlock allocated.
  *
  * <p>A fixed table indexed by the name's hash keeps the names used last. A name whose slot another
@@ -98,10 +98,9 @@ final class EncodedKeys {
 
 		Names(String name, RedisKeys keys) {
 			this.name = name;
-			// Release's keys are acquire's four and the marker; with no owner, the marker's prefix.
-			byte[][] release = ScriptArguments.text(keys.releaseKeys(name, ""));
-			this.scriptKeys = Arrays.copyOf(release, 4);
-			this.markerPrefix = release[4];
+			this.scriptKeys = ScriptArguments.text(keys.scriptKeys(name));
+			// Release's keys are acquire's first four and the marker; with no owner, the marker's prefix.
+			this.markerPrefix = ScriptArguments.text(keys.releaseKeys(name, ""))[4];
 		}
 
 	}

@@ -14,6 +14,9 @@ import io.distlock.LockSettings;
  */
 record RedisKeys(String prefix, boolean cluster) {
 
+	private static final String LAST_SAVE_SEEN = ":lastsave";
+
+
 	RedisKeys {
 		LockSettings.keyPrefix(prefix);
 	}
@@ -34,18 +37,27 @@ record RedisKeys(String prefix, boolean cluster) {
 	}
 
 	/**
-	 * The keys of {@code acquire.lua} and {@code release.lua} in their KEYS order (lock, fencing
-	 * counter, queue, queue entries), building the lock key once: this runs on every acquisition.
+	 * The keys of {@code acquire.lua} in its KEYS order (lock, fencing counter, queue, queue entries,
+	 * the server's last save seen), building the lock key once: this runs on every acquisition.
 	 */
 	List<String> scriptKeys(String name) {
 		String lock = lock(name);
 		String queueBase = queueBase(name, lock);
-		return List.of(lock, fencingCounter(name), queueBase + ":queue", queueBase + ":queued");
+		String counter = fencingCounter(name);
+		return List.of(lock, counter, queueBase + ":queue", queueBase + ":queued", counter + LAST_SAVE_SEEN);
 	}
 
 	/**
-	 * The keys of {@code release.lua}: those of {@link #scriptKeys(String)} and the owner's release
-	 * marker, which lets a release re-sent after a reconnect recognise that it was applied already.
+	 * Where {@code acquire.lua} keeps the server's LASTSAVE from its last check for a restart: beside
+	 * the fencing counter, shared as it is (one for the key space, or one per slot on a cluster).
+	 */
+	String lastSaveSeen(String name) {
+		return fencingCounter(name) + LAST_SAVE_SEEN;
+	}
+
+	/**
+	 * The keys of {@code release.lua}: the first four of {@link #scriptKeys(String)} and the owner's
+	 * release marker, which lets a release re-sent after a reconnect recognise that it was applied already.
 	 */
 	List<String> releaseKeys(String name, String owner) {
 		String lock = lock(name);

@@ -47,6 +47,10 @@ final class RedisLockCalls {
 	/** How long leaving a queue waits for Redis to confirm; the command is sent either way. */
 	private static final Duration LEAVE_REPLY_WAIT = Duration.ofMillis(100);
 
+	private static final byte[] HELD_HERE = ScriptArguments.text("1");
+
+	private static final byte[] NOT_HELD_HERE = ScriptArguments.text("0");
+
 	private final StringRedisTemplate redis;
 
 	/** Runs the scripts where they do not go straight to the connection, with keys and arguments as bytes. */
@@ -62,6 +66,12 @@ final class RedisLockCalls {
 
 	/** The restart grace in ms, as acquire.lua takes it. */
 	private final byte[] restartGrace;
+
+	/**
+	 * Whether this client has held a lock on this server: it then knows that a fencing counter found
+	 * missing was lost with the server's data, not never written (acquire.lua's ARGV[7]).
+	 */
+	private volatile boolean heldHere;
 
 	/** The start of every client's hand-off channel (see {@code release.lua}). */
 	private final byte[] grantChannelPrefix;
@@ -172,8 +182,19 @@ final class RedisLockCalls {
 		String attempt = (attemptId != null && !attemptId.isEmpty()) ? attemptId : (ticket != null) ? ticket : "";
 		List<?> reply = eval(LockScripts.ACQUIRE, ScriptOutputType.MULTI, this.encodedKeys.acquireKeys(name), null,
 				this.arguments.owner(owner), this.arguments.lease(lease), ScriptArguments.number(heldCount),
-				this.arguments.attempt(attempt), queueTime(queueFor.toMillis()), this.restartGrace);
-		return RedisReplies.acquisition(reply, name, lease, attempt);
+				this.arguments.attempt(attempt), queueTime(queueFor.toMillis()), this.restartGrace, heldHere());
+		return heardOf(RedisReplies.acquisition(reply, name, lease, attempt));
+	}
+
+	private byte[] heldHere() {
+		return this.heldHere ? HELD_HERE : NOT_HELD_HERE;
+	}
+
+	private Acquisition heardOf(Acquisition acquisition) {
+		if (!this.heldHere && acquisition.status() == Acquisition.Status.ACQUIRED) {
+			this.heldHere = true;
+		}
+		return acquisition;
 	}
 
 	/**
@@ -186,8 +207,9 @@ final class RedisLockCalls {
 		String attempt = (attemptId != null) ? attemptId : "";
 		return this.direct.<List<?>>callAsync(LockScripts.ACQUIRE, ScriptOutputType.MULTI,
 				this.encodedKeys.acquireKeys(name), this.arguments.owner(owner), this.arguments.lease(lease),
-				ScriptArguments.number(heldCount), this.arguments.attempt(attempt), ScriptArguments.number(0), this.restartGrace)
-			.thenApply(reply -> RedisReplies.acquisition(reply, name, lease, attempt));
+				ScriptArguments.number(heldCount), this.arguments.attempt(attempt), ScriptArguments.number(0), this.restartGrace,
+				heldHere())
+			.thenApply(reply -> heardOf(RedisReplies.acquisition(reply, name, lease, attempt)));
 	}
 
 	/**

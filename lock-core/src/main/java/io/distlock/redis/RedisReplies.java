@@ -24,7 +24,10 @@ final class RedisReplies {
 			return Acquisition.acquired(value, lease, attempt.isEmpty() ? null : attempt);
 		}
 		if (status == 0) {
-			return Acquisition.heldByOther(Duration.ofMillis(value), (reply.size() > 2) ? number(reply, 2, name) : 0);
+			long lastToken = (reply.size() > 2) ? number(reply, 2, name) : 0;
+			// A fourth element: refused by the restart grace (acquire.lua), value being what is left of it.
+			return (reply.size() > 3 && number(reply, 3, name) == 1) ? Acquisition.inRestartGrace(Duration.ofMillis(value), lastToken)
+					: Acquisition.heldByOther(Duration.ofMillis(value), lastToken);
 		}
 		return Acquisition.lost();
 	}

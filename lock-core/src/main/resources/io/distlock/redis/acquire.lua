@@ -12,12 +12,15 @@
 --          attempt's of the same owner), and named in a hand-off message so that only this attempt
 --          takes a hand-off announced late
 -- ARGV[5]  how long the owner stays queued if the lock is taken, in ms; 0 = do not queue
+-- KEYS[5]  (read and written only with a restart grace) the server's LASTSAVE when this script last
+--          made sure that the server had not restarted within the grace (see startOrServeGrace)
 -- ARGV[6]  the restart grace in ms (see startOrServeGrace); 0 = none
+-- ARGV[7]  '1' if this client has held a lock on this server before, else '0' (see startOrServeGrace)
 -- Returns  {1, token} acquired or re-entered (also: release.lua handed the lock to this owner);
 --          token is -2 when none was issued yet: token.lua issues one when the holder asks, so the
 --          many holders that never ask cost no counter update;
---          {0, ms, last token} not acquired (taken, or the server serves its restart grace), worth
---          retrying after at most ms; a hand-off to this owner with a token up to 'last token' was
+--          {0, ms, last token} not acquired (taken), worth retrying after at most ms, or {0, ms, last
+--          token, 1}: the server serves its restart grace, which ends in ms; a hand-off to this owner with a token up to 'last token' was
 --          made before this call, and has lapsed since; {-1, 0} the owner believed it held
 --          the lock but its hold is gone (lost).
 -- The count is set to ARGV[3] + 1, not incremented, so a copy of this call re-sent after a
@@ -26,28 +29,59 @@ local owner = ARGV[1]
 local held = tonumber(ARGV[3])
 local queueFor = tonumber(ARGV[5])
 
--- A missing fencing counter is how a server that lost its data is recognised (a restart without
--- persistence, FLUSHALL, a failover to a replica that missed it): with a restart grace (ARGV[6] ms)
--- the counter then holds 'grace:<until ms>', and no new holder is let in until then, so that holders
--- the server forgot learn of their loss first (their renewals find nothing). A grace another client
--- started is served by every client, whatever its own setting. Once the grace is over the counter
--- holds the server clock in microseconds, which every later token is above. Returns nil when a new
--- holder may enter, else the ms left of the grace.
+-- The restart grace: a server that restarted (from a snapshot or an append-only file that missed the
+-- last holds, or empty) or lost its data lets no new holder in until ARGV[6] ms after its start, so
+-- that holders it forgot learn of their loss first (their renewals find nothing). While it lasts the
+-- fencing counter holds 'grace:<until ms>', which every client serves, whatever its own setting;
+-- once it is over the counter holds the server clock in microseconds, which every later token is
+-- above. Returns nil when a new holder may enter, else the ms left of the grace.
+--
+-- A restart is recognised by LASTSAVE, which a server sets to the time it started (and to the time of
+-- every save after that): when it differs from what KEYS[5] kept, the server saved or restarted since
+-- the last look, and INFO (run then only, as it costs more than the whole script) says how long it has
+-- been up. A server up longer than the grace admits the first holder at once if it never held a lock;
+-- one that started within the grace serves what is left of it. A missing counter on a server up
+-- longer than that was flushed (FLUSHALL, an eviction) or never used: a client that has held a lock
+-- on it before (ARGV[7]) knows it was flushed and starts the grace for everyone from now; a client
+-- that never did cannot tell, and the holders the server forgot learn of it at their next renewal. LASTSAVE is kept only from an earlier
+-- second than the current one, so that a restart within the second of the last save is not missed.
+-- A user that may not run LASTSAVE or INFO gets the grace only for a missing counter, counted from
+-- then, as before these checks.
 local function startOrServeGrace()
   local last = redis.call('get', KEYS[2])
-  if last and string.sub(last, 1, 6) ~= 'grace:' then
-    return nil
-  end
   local grace = tonumber(ARGV[6])
-  if not last and grace <= 0 then
-    return nil
+  if not (last and string.sub(last, 1, 6) == 'grace:') then
+    if grace <= 0 then
+      return nil
+    end
+    local saved = redis.pcall('lastsave')
+    if last and (type(saved) ~= 'number' or tonumber(redis.call('get', KEYS[5]) or '') == saved) then
+      return nil
+    end
+    local t = redis.call('time')
+    local clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
+    local nowMs = math.floor(clock / 1000)
+    local info = (type(saved) == 'number') and redis.pcall('info', 'server') or nil
+    local up = (type(info) == 'string') and tonumber(string.match(info, 'uptime_in_seconds:(%d+)')) or nil
+    if type(saved) == 'number' and up and saved < tonumber(t[1]) then
+      redis.call('set', KEYS[5], saved)
+    end
+    -- The uptime is whole seconds, rounded down: the start it gives is, if anything, too late.
+    local untilMs = up and (nowMs - up * 1000 + grace) or (nowMs + grace)
+    if not last and ARGV[7] == '1' then
+      untilMs = math.max(untilMs, nowMs + grace)
+    end
+    if untilMs <= nowMs then
+      if not last then
+        redis.call('set', KEYS[2], string.format('%.0f', clock))
+      end
+      return nil
+    end
+    redis.call('set', KEYS[2], 'grace:' .. string.format('%.0f', untilMs))
+    return untilMs - nowMs
   end
   local t = redis.call('time')
   local clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  if not last then
-    redis.call('set', KEYS[2], 'grace:' .. string.format('%.0f', math.floor(clock / 1000) + grace))
-    return grace
-  end
   local left = tonumber(string.sub(last, 7)) - math.floor(clock / 1000)
   if left > 0 then
     return left
@@ -128,7 +162,7 @@ if present == 0 then
   if graceLeft then
     -- The server is serving its restart grace: wait in line.
     enqueue(now())
-    return {0, graceLeft, lastToken()}
+    return {0, graceLeft, lastToken(), 1}
   end
   return take()
 end
@@ -147,7 +181,7 @@ if present == 1 and redis.call('exists', KEYS[1]) == 0 then
   local graceLeft = startOrServeGrace()
   if graceLeft then
     enqueue(t)
-    return {0, graceLeft, lastToken()}
+    return {0, graceLeft, lastToken(), 1}
   end
   if head == owner then
     redis.call('lpop', KEYS[3])

@@ -35,7 +35,7 @@ class RedisAclTest {
 
 	/** The README's ACL, word for word after the user name. */
 	static final String README_ACL = "on >s3cret-for-locks ~distlock:* &distlock:* +@scripting +@pubsub +@hash +@list "
-			+ "+get +set +pexpire +pttl +exists +del +time +ping +hello +auth +client +select +info";
+			+ "+get +set +pexpire +pttl +exists +del +time +ping +hello +auth +client +select +info +lastsave";
 
 	@RegisterExtension
 	static final RedisServerExtension redisServer = new RedisServerExtension();
@@ -132,6 +132,28 @@ class RedisAclTest {
 		factory.start();
 		this.opened.add(factory::destroy);
 		return factory;
+	}
+
+	/**
+	 * The restart grace's check runs LASTSAVE and INFO: with the documented ACL a server up longer than
+	 * the grace admits its first lock at once (a user refused them would serve a whole grace, counted
+	 * from the missing counter).
+	 */
+	@Test
+	void theDocumentedAclLetsTheRestartGraceSeeHowLongTheServerIsUp() throws Exception {
+		List<String> acl = new ArrayList<>(List.of("ACL", "SETUSER", "locks"));
+		acl.addAll(List.of(README_ACL.split(" ")));
+		assertThat(redisServer.server().command(acl.toArray(String[]::new))).isEqualTo("+OK");
+		redisServer.server().command("DEL", "distlock:fencing");
+		Duration grace = Duration.ofSeconds(1);
+		org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> redisServer.server()
+			.query("INFO", "server").matches("(?s).*uptime_in_seconds:([2-9]|\\d\\d+)\\b.*"));
+		RedisLockRegistry registry = new RedisLockRegistry(factory("s3cret-for-locks"), "distlock",
+				LockEngineOptions.builder().watchdogTimeout(Duration.ofSeconds(1)).restartGrace(grace).build());
+		this.opened.add(registry);
+		DistLock lock = registry.getLock("acl-up-long");
+		assertThat(lock.tryLock(Duration.ZERO)).isTrue();
+		lock.unlock();
 	}
 
 	private RedisLockRegistry client() {

@@ -58,8 +58,10 @@ class RedisClusterLockTest {
 			assertThat(ClusterSlotTags.slot(keys.queueEntries(name))).as(name).isEqualTo(slot);
 			assertThat(ClusterSlotTags.slot(keys.fencingCounter(name))).as(name).isEqualTo(slot);
 			assertThat(keys.scriptKeys(name)).as(name)
-				.containsExactly(keys.lock(name), keys.fencingCounter(name), keys.queue(name), keys.queueEntries(name));
-			assertThat(keys.releaseKeys(name, "client-1:42")).as(name).startsWith(keys.scriptKeys(name).toArray(String[]::new)).hasSize(5);
+				.startsWith(keys.lock(name), keys.fencingCounter(name), keys.queue(name), keys.queueEntries(name))
+				.hasSize(5)
+				.allSatisfy(key -> assertThat(ClusterSlotTags.slot(key)).isEqualTo(slot));
+			assertThat(keys.releaseKeys(name, "client-1:42")).as(name).startsWith(keys.scriptKeys(name).subList(0, 4).toArray(String[]::new)).hasSize(5);
 			assertThat(ClusterSlotTags.slot(keys.releaseKeys(name, "client-1:42").get(4))).as(name).isEqualTo(slot);
 			assertThat(keys.tokenKeys(name)).as(name).allSatisfy(key -> assertThat(ClusterSlotTags.slot(key)).isEqualTo(slot));
 		}

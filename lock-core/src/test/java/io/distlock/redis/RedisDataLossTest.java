@@ -1,6 +1,7 @@
 package io.distlock.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
@@ -10,6 +11,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -18,6 +21,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.distlock.DistLock;
 import io.distlock.LockListener;
+import io.distlock.LockNotAcquiredException;
 import io.distlock.core.LockEngineOptions;
 import io.distlock.testing.RedisServerExtension;
 
@@ -53,10 +57,78 @@ class RedisDataLossTest {
 		noNewHolderBeforeTheOldOneIsTold("flushed", () -> redisServer.server().command("FLUSHALL"));
 	}
 
+	/**
+	 * RDB snapshots are Redis's default persistence: a hold taken after the last save is gone after a
+	 * crash and a restart from the snapshot, while the fencing counter comes back with it.
+	 */
+	@Test
+	void aServerRestartedFromASnapshotLetsNoNewHolderInBeforeTheForgottenHolderIsTold() throws Exception {
+		noNewHolderBeforeTheOldOneIsTold("snapshot", () -> redisServer.server().restartFromSnapshot());
+	}
+
+	@Test
+	void aServerUpLongerThanTheGraceAdmitsItsFirstHolderAtOnce() throws Exception {
+		redisServer.server().restart();
+		// Up for longer than the grace, and no lock was ever taken on it.
+		await().atMost(Duration.ofSeconds(30)).until(() -> uptimeSeconds() * 1000 > LEASE.toMillis());
+		DistLock lock = registry().getLock("fresh");
+		assertThat(lock.tryLock(Duration.ZERO)).isTrue();
+		lock.unlock();
+	}
+
+	@Test
+	void aServerThatStartedWithinTheGraceServesOnlyWhatIsLeftOfIt() throws Exception {
+		Duration grace = Duration.ofSeconds(6);
+		redisServer.server().restart();
+		long restartedAt = System.nanoTime();
+		// Two thirds of the grace are over before the first acquisition.
+		await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50))
+			.until(() -> System.nanoTime() - restartedAt > grace.toNanos() * 2 / 3);
+		DistLock lock = this.clients.registry(LockEngineOptions.builder().watchdogTimeout(LEASE).restartGrace(grace))
+			.getLock("recent");
+		assertThat(lock.tryLock(Duration.ofSeconds(30))).isTrue();
+		long acquiredAt = System.nanoTime();
+		lock.unlock();
+		// Counted from the restart (its uptime is whole seconds, rounded against the new holder), not
+		// from the first acquisition, which would end it at 10 s.
+		assertThat(Duration.ofNanos(acquiredAt - restartedAt)).as("waited from the restart")
+			.isGreaterThan(grace.minusMillis(100))
+			.isLessThan(grace.plusMillis(2500));
+	}
+
+	@Test
+	void aCallRefusedByTheGraceSaysSoAndWhenItEnds() throws Exception {
+		redisServer.server().restart();
+		RedisLockRegistry registry = registry();
+		assertThatThrownBy(() -> registry.executeLocked("refused", Duration.ofMillis(200), () -> "not run"))
+			.isInstanceOfSatisfying(LockNotAcquiredException.class,
+					refused -> assertThat(refused.getRestartGraceEnds()).isPresent())
+			.hasMessageContaining("restart grace until")
+			.hasMessageContaining("distlock.restart-grace")
+			.hasMessageNotContaining("another holder");
+		assertThat(registry.restartGraceEnds()).isPresent();
+		// Once it is over the registry says nothing of it, and the lock is taken.
+		assertThat(registry.executeLocked("refused", Duration.ofSeconds(10), () -> "run")).isEqualTo("run");
+		assertThat(registry.restartGraceEnds()).isEmpty();
+	}
+
+	private static long uptimeSeconds() {
+		Matcher uptime = Pattern.compile("uptime_in_seconds:(\\d+)").matcher(redisServer.server().query("INFO", "server"));
+		return uptime.find() ? Long.parseLong(uptime.group(1)) : 0;
+	}
+
 	private void noNewHolderBeforeTheOldOneIsTold(String name, Runnable dataLoss) throws Exception {
 		List<Long> toldAt = new CopyOnWriteArrayList<>();
 		DistLock first = registry(lost -> toldAt.add(System.nanoTime())).getLock(name);
-		DistLock second = registry().getLock(name);
+		RedisLockRegistry secondClient = registry();
+		DistLock second = secondClient.getLock(name);
+		// Both instances have held locks on this server before (a brand-new instance cannot tell a
+		// flushed server from one never used: see acquire.lua's startOrServeGrace).
+		DistLock before = secondClient.getLock(name + "-before");
+		assertThat(before.tryLock(Duration.ofSeconds(10))).isTrue();
+		before.unlock();
+		// A snapshot taken before the hold: the hold is not in it, the fencing counter is.
+		redisServer.server().command("SAVE");
 		first.lock();
 		long firstToken = first.getFencingToken();
 

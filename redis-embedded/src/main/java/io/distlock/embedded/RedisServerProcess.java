@@ -38,6 +38,9 @@ public final class RedisServerProcess implements AutoCloseable {
 
 	private final List<String> configLines;
 
+	/** The file SAVE writes in the work directory, and a start loads (redis-server's default name). */
+	private static final String SNAPSHOT = "dump.rdb";
+
 	private final Path workDir;
 
 	private Process process;
@@ -139,7 +142,34 @@ public final class RedisServerProcess implements AutoCloseable {
 		if (isRunning()) {
 			kill();
 		}
+		// A snapshot a test saved must not come back: this restart is an empty one.
+		deleteQuietly(this.workDir.resolve(SNAPSHOT));
 		launch();
+	}
+
+	/**
+	 * Kills the server (SIGKILL) and starts it again on the same port from the snapshot that
+	 * {@code SAVE} wrote last, as a server persisting with RDB snapshots (Redis's default) restarts:
+	 * what changed after that save is gone, what it had before comes back.
+	 * @throws IllegalStateException if no snapshot was saved
+	 */
+	public synchronized void restartFromSnapshot() {
+		if (Files.notExists(this.workDir.resolve(SNAPSHOT))) {
+			throw new IllegalStateException("No snapshot to restart from: run SAVE first");
+		}
+		if (isRunning()) {
+			kill();
+		}
+		launch();
+	}
+
+	private static void deleteQuietly(Path file) {
+		try {
+			Files.deleteIfExists(file);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("Could not delete " + file, ex);
+		}
 	}
 
 	/**
