@@ -39,55 +39,66 @@ local queueFor = tonumber(ARGV[5])
 -- A restart is recognised by LASTSAVE, which a server sets to the time it started (and to the time of
 -- every save after that): when it differs from what KEYS[5] kept, the server saved or restarted since
 -- the last look, and INFO (run then only, as it costs more than the whole script) says how long it has
--- been up. A server up longer than the grace admits the first holder at once if it never held a lock;
--- one that started within the grace serves what is left of it. A missing counter on a server up
--- longer than that was flushed (FLUSHALL, an eviction) or never used: a client that has held a lock
--- on it before (ARGV[7]) knows it was flushed and starts the grace for everyone from now; a client
--- that never did cannot tell, and the holders the server forgot learn of it at their next renewal. LASTSAVE is kept only from an earlier
--- second than the current one, so that a restart within the second of the last save is not missed.
--- A user that may not run LASTSAVE or INFO gets the grace only for a missing counter, counted from
--- then, as before these checks.
+-- been up. This runs during a grace too: a snapshot taken during one restores its marker, which must
+-- not pass for the end of the grace of a later restart. A server up longer than the grace admits the
+-- first holder at once if it never held a lock; one that started within the grace serves what is left
+-- of it. A missing counter on a server up longer than that was flushed (FLUSHALL, an eviction) or
+-- never used: a client that has held a lock on it before (ARGV[7]) knows it was flushed and starts the
+-- grace for everyone from now; a client that never did cannot tell, and the holders the server forgot
+-- learn of it at their next renewal. LASTSAVE is kept only from an earlier second than the current
+-- one, so that a restart within the second of the last save is not missed. A user that may not run
+-- LASTSAVE or INFO (or an uptime that cannot be read) gets the grace only for a missing counter,
+-- counted from then, as before these checks.
+local function restartGraceUntil(last, nowSeconds, nowMs)
+  local grace = tonumber(ARGV[6])
+  local saved = redis.pcall('lastsave')
+  if last and (type(saved) ~= 'number' or tonumber(redis.call('get', KEYS[5]) or '') == saved) then
+    return nil
+  end
+  local info = (type(saved) == 'number') and redis.pcall('info', 'server') or nil
+  local up = (type(info) == 'string') and tonumber(string.match(info, 'uptime_in_seconds:(%d+)')) or nil
+  if type(saved) == 'number' and saved < nowSeconds then
+    -- Also when the uptime cannot be read: the check is not repeated on every call then.
+    redis.call('set', KEYS[5], saved)
+  end
+  local untilMs = nil
+  if up then
+    -- The uptime counts whole seconds from the start's second to the current one: the start lies
+    -- before the second after (now - up), which is taken, so that the grace never ends early.
+    untilMs = (nowSeconds - up + 1) * 1000 + grace
+  elseif not last then
+    untilMs = nowMs + grace
+  end
+  if not last and ARGV[7] == '1' then
+    untilMs = math.max(untilMs or 0, nowMs + grace)
+  end
+  return untilMs
+end
+
 local function startOrServeGrace()
   local last = redis.call('get', KEYS[2])
-  local grace = tonumber(ARGV[6])
-  if not (last and string.sub(last, 1, 6) == 'grace:') then
-    if grace <= 0 then
-      return nil
-    end
-    local saved = redis.pcall('lastsave')
-    if last and (type(saved) ~= 'number' or tonumber(redis.call('get', KEYS[5]) or '') == saved) then
-      return nil
-    end
-    local t = redis.call('time')
-    local clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
-    local nowMs = math.floor(clock / 1000)
-    local info = (type(saved) == 'number') and redis.pcall('info', 'server') or nil
-    local up = (type(info) == 'string') and tonumber(string.match(info, 'uptime_in_seconds:(%d+)')) or nil
-    if type(saved) == 'number' and up and saved < tonumber(t[1]) then
-      redis.call('set', KEYS[5], saved)
-    end
-    -- The uptime is whole seconds, rounded down: the start it gives is, if anything, too late.
-    local untilMs = up and (nowMs - up * 1000 + grace) or (nowMs + grace)
-    if not last and ARGV[7] == '1' then
-      untilMs = math.max(untilMs, nowMs + grace)
-    end
-    if untilMs <= nowMs then
-      if not last then
-        redis.call('set', KEYS[2], string.format('%.0f', clock))
-      end
-      return nil
-    end
-    redis.call('set', KEYS[2], 'grace:' .. string.format('%.0f', untilMs))
-    return untilMs - nowMs
+  local marked = last and string.sub(last, 1, 6) == 'grace:'
+  if not marked and tonumber(ARGV[6]) <= 0 then
+    return nil
   end
   local t = redis.call('time')
   local clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  local left = tonumber(string.sub(last, 7)) - math.floor(clock / 1000)
-  if left > 0 then
-    return left
+  local nowMs = math.floor(clock / 1000)
+  local graceUntil = marked and tonumber(string.sub(last, 7)) or nil
+  if tonumber(ARGV[6]) > 0 then
+    local restarted = restartGraceUntil(last, tonumber(t[1]), nowMs)
+    if restarted and restarted > nowMs and (not graceUntil or restarted > graceUntil) then
+      graceUntil = restarted
+      redis.call('set', KEYS[2], 'grace:' .. string.format('%.0f', graceUntil))
+    end
   end
-  -- Formatted, not tostring(): Lua would write a 16-digit number in exponent notation.
-  redis.call('set', KEYS[2], string.format('%.0f', clock))
+  if graceUntil and graceUntil > nowMs then
+    return graceUntil - nowMs
+  end
+  if marked or not last then
+    -- Formatted, not tostring(): Lua would write a 16-digit number in exponent notation.
+    redis.call('set', KEYS[2], string.format('%.0f', clock))
+  end
   return nil
 end
 
@@ -189,9 +200,23 @@ if present == 1 and redis.call('exists', KEYS[1]) == 0 then
   end
   return take()
 end
--- Taken. By this owner (re-entering, or taking up a hold handed over): its count and the token in one call.
-local mine = redis.call('hmget', KEYS[1], owner, ':token')
+-- Taken. By this owner (re-entering, or taking up a hold handed over): its count, token and attempt in one call.
+local mine = redis.call('hmget', KEYS[1], owner, ':token', ':attempt')
 if mine[1] then
+  if held == 0 and ARGV[4] ~= '' and mine[3] ~= ARGV[4] then
+    -- Neither a re-entry nor a hand-off to this attempt: a hold of this owner that it no longer knows
+    -- (restored from a snapshot after it was released, or one whose release never landed). Taking it
+    -- makes a new holder: it serves the restart grace, and gets a new token when it asks for one.
+    local graceLeft = startOrServeGrace()
+    if graceLeft then
+      enqueue(now())
+      return {0, graceLeft, lastToken(), 1}
+    end
+    redis.call('hdel', KEYS[1], ':token')
+    redis.call('hset', KEYS[1], owner, 1, ':attempt', ARGV[4])
+    redis.call('pexpire', KEYS[1], ARGV[2])
+    return {1, -2}
+  end
   if held == 0 and ARGV[4] ~= '' then
     -- Taking up a hold handed over: it is this attempt's now.
     redis.call('hset', KEYS[1], owner, held + 1, ':attempt', ARGV[4])
