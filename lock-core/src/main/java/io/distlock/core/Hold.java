@@ -154,6 +154,11 @@ final class Hold {
 		}
 	}
 
+	/** @return how long from {@code now} the backend is known to keep the hold; negative if over */
+	long confirmedNanosLeft(long now) {
+		return this.confirmedUntilNanos - now;
+	}
+
 	/**
 	 * Records that a call asking the backend to keep the hold until {@code nanos} is about to be sent
 	 * (a renewal, an extension, a re-entry), before its answer confirms it.

@@ -223,6 +223,17 @@ public interface LockBackend extends AutoCloseable {
 	}
 
 	/**
+	 * How long a successful renewal to {@code lease} guarantees a hold, counted from when the renewal
+	 * was sent: the lease itself, less what the backend must allow for clock drift between its
+	 * servers (Redlock subtracts the same allowance at acquisition).
+	 * @param lease the lease renewed to
+	 * @return the guaranteed part of it
+	 */
+	default Duration renewalValidity(Duration lease) {
+		return lease;
+	}
+
+	/**
 	 * Whom to tell when the backend finds holds lost by itself, before a renewal or a release asks:
 	 * a ZooKeeper session that ended takes every hold of the session with it, explicit leases that
 	 * nothing renews included. Called once, by the engine that uses this backend; a backend that learns

@@ -198,10 +198,11 @@ final class Watchdog implements AutoCloseable {
 			this.failing = false;
 			log.info("distlock watchdog reaches the backend again");
 		}
+		long confirmedUntil = start + this.backend.renewalValidity(this.lease).toNanos();
 		for (int i = 0; i < batch.size(); i++) {
 			Hold hold = batch.get(i);
 			if (renewed.get(i)) {
-				hold.confirmedUntil(start + this.lease.toNanos());
+				hold.confirmedUntil(confirmedUntil);
 				hold.renewed();
 				this.renewals.incrementAndGet();
 			}
@@ -235,7 +236,7 @@ final class Watchdog implements AutoCloseable {
 						.renew(List.of(new LockBackend.HoldRef(hold.name, hold.owner)), lease, Hold.waitWithin(List.of(hold), start))
 						.get(0);
 					if (extended) {
-						hold.confirmedUntil(start + lease.toNanos());
+						hold.confirmedUntil(start + this.backend.renewalValidity(lease).toNanos());
 					}
 					else if (!hold.releasing() && hold.lost() == null) {
 						this.onLost.lost(hold, "the hold handed over was gone before its lease could be extended");

@@ -125,7 +125,12 @@ public final class RedlockBackend implements LockBackend {
 			.map(reply -> reply.value().ttl())
 			.max(Comparator.naturalOrder())
 			.orElse(Duration.ZERO);
-		return Acquisition.heldByOther(otherHoldersTtl);
+		// Refused only by nodes serving their restart grace (none by another holder): the caller is told so.
+		boolean onlyGrace = replies.stream()
+			.filter(reply -> reply.is(Acquisition.Status.HELD_BY_OTHER))
+			.allMatch(reply -> reply.value().restartGrace())
+				&& replies.stream().anyMatch(reply -> reply.is(Acquisition.Status.HELD_BY_OTHER));
+		return onlyGrace ? Acquisition.inRestartGrace(otherHoldersTtl, 0) : Acquisition.heldByOther(otherHoldersTtl);
 	}
 
 	@Override
@@ -151,6 +156,12 @@ public final class RedlockBackend implements LockBackend {
 			return Release.DECREMENTED;
 		}
 		return replies.stream().anyMatch(reply -> reply.is(Release.RELEASED)) ? Release.RELEASED : Release.NOT_HELD;
+	}
+
+	/** As at acquisition: a node's clock may run fast by the drift allowance, and expire the hold that much sooner. */
+	@Override
+	public Duration renewalValidity(Duration lease) {
+		return RedlockMath.validity(lease, Duration.ZERO, this.settings.clockDriftFactor());
 	}
 
 	@Override

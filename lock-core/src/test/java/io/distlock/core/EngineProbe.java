@@ -22,4 +22,15 @@ public final class EngineProbe {
 		return registry.engine().waitingLockNames();
 	}
 
+	/**
+	 * @param registry a registry
+	 * @param name a lock the calling thread holds through it
+	 * @return how long the engine believes the backend keeps that hold without another renewal
+	 */
+	public static java.time.Duration confirmedLeaseLeft(BackendLockRegistry registry, String name) {
+		LockEngine engine = registry.engine();
+		Hold hold = engine.holds.get(engine.holds.key(name, engine.currentOwner()));
+		return java.time.Duration.ofNanos(hold.confirmedNanosLeft(System.nanoTime()));
+	}
+
 }
