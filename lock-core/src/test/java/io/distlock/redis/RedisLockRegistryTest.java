@@ -14,6 +14,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -246,6 +248,9 @@ class RedisLockRegistryTest {
 			}
 			started.await();
 			await().atMost(Duration.ofSeconds(20)).until(() -> EngineProbe.waitingLockNames(waiter) == names);
+			// Rooms subscribe in the background, one after another: counted once every lock's channel is
+			// subscribed (the count was once taken before the first SUBSCRIBE had landed, on a loaded machine).
+			await().atMost(Duration.ofSeconds(20)).until(() -> subscribedChannels() >= names);
 			assertThat(pubSubConnections()).isEqualTo(1);
 
 			long releasing = System.nanoTime();
@@ -276,6 +281,16 @@ class RedisLockRegistryTest {
 		assertThat(registry.heldLocks()).singleElement().satisfies(hold -> assertThat(hold.lost()).isTrue());
 		assertThatThrownBy(lock::unlock).isInstanceOf(LockLostException.class).hasMessageContaining("'deleted'");
 		assertThat(registry.heldLocks()).isEmpty();
+	}
+
+	/** @return how many channels the server's clients are subscribed to, over all of them */
+	private static long subscribedChannels() {
+		Matcher subscriptions = Pattern.compile("\\bsub=(\\d+)").matcher(redisServer.server().query("CLIENT", "LIST"));
+		long channels = 0;
+		while (subscriptions.find()) {
+			channels += Long.parseLong(subscriptions.group(1));
+		}
+		return channels;
 	}
 
 	private long pubSubConnections() {
