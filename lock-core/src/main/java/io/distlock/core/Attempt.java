@@ -155,6 +155,9 @@ final class Attempt {
 			case ACQUIRED -> {
 				if (hold == null) {
 					record(result.token(), result.attemptId(), start + result.validity().toNanos());
+					if (this.engine.closed) {
+						giveBackAfterClose();
+					}
 				}
 				else {
 					hold.count(held + 1);
@@ -237,6 +240,22 @@ final class Attempt {
 	void granted(long token) {
 		Hold hold = record(token, this.ticket, this.refusedAt + this.placeNanos);
 		this.engine.watchdog.extendHandedOver(hold, lease());
+	}
+
+	/**
+	 * The registry closed while the call that took the lock was on its way: its watchdog is gone, so
+	 * the hold would be neither renewed nor reported lost. It is given back (or expires within its
+	 * lease if the backend is gone too), and the caller fails as on a closed registry.
+	 */
+	private void giveBackAfterClose() {
+		IllegalStateException closed = this.engine.closedException(this.name);
+		try {
+			this.engine.release(this.name, this.owner);
+		}
+		catch (RuntimeException ex) {
+			closed.addSuppressed(ex);
+		}
+		throw closed;
 	}
 
 	private Hold record(long token, String attemptId, long confirmedUntilNanos) {
