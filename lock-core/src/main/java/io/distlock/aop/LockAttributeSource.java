@@ -92,10 +92,15 @@ public final class LockAttributeSource {
 		}
 		List<Expression> keys = new ArrayList<>();
 		for (String key : annotation.key()) {
-			keys.add(parseExpression(description, "key", key));
+			Expression parsed = parseExpression(description, "key", key);
+			LockKeyCheck.atStartUp(description, method, "key", key, parsed);
+			keys.add(parsed);
 		}
 		Expression fallback = annotation.fallback().isBlank() ? null
 				: parseExpression(description, "fallback", annotation.fallback());
+		if (fallback != null) {
+			LockKeyCheck.atStartUp(description, method, "fallback", annotation.fallback(), fallback);
+		}
 		if (!annotation.failureHandler().isEmpty() && this.beanFactory != null
 				&& !this.beanFactory.containsBean(annotation.failureHandler())) {
 			throw new InvalidLockAnnotationException("@DistributedLock on " + description + ": failureHandler '"

@@ -15,6 +15,7 @@ import org.springframework.expression.EvaluationContext;
 import org.springframework.expression.EvaluationException;
 import org.springframework.expression.Expression;
 import org.springframework.expression.TypeConverter;
+import org.springframework.expression.spel.SpelNode;
 import org.springframework.expression.spel.support.StandardEvaluationContext;
 import org.springframework.expression.spel.support.StandardTypeConverter;
 import org.springframework.util.ClassUtils;
@@ -117,6 +118,16 @@ final class LockKeyEvaluator {
 			throw new IllegalArgumentException("@DistributedLock key '" + text + "' of " + attribute.description()
 					+ " evaluated to " + ((value == null) ? "null" : "a blank string")
 					+ "; the method was not run. Pass a non-null argument or fix the expression.");
+		}
+		if (key.contains("null")) {
+			// Rare, so only then: was it a null part of a concatenation, 'order:' + #id turned into order:null?
+			SpelNode part = LockKeyCheck.nullPart(LockKeyCheck.concatenatedParts(attribute.keys().get(i)), context);
+			if (part != null) {
+				throw new IllegalArgumentException("@DistributedLock key '" + text + "' of " + attribute.description()
+						+ ": its part " + part.toStringAST() + " is null, so every such call would share the lock '"
+						+ key + "'; the method was not run. Pass a non-null argument, or write (" + part.toStringAST()
+						+ " ?: 'none') to lock on a default on purpose.");
+			}
 		}
 		String name = attribute.name().isEmpty() ? key : attribute.name() + ":" + key;
 		int unpaired = unpairedSurrogate(name);
