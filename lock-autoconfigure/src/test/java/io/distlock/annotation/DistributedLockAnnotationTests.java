@@ -15,10 +15,13 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -263,6 +266,36 @@ class DistributedLockAnnotationTests {
 		assertThat(busy.runs()).isEqualTo(0);
 		release(held);
 		assertThat(busy.throwing()).isEqualTo("ran");
+	}
+
+	@Test
+	@ExtendWith(OutputCaptureExtension.class)
+	void aSkipForcedByAFailedBackendIsLoggedOncePerIntervalAndABusyLockIsNot(CapturedOutput output) throws Exception {
+		String warning = "Busy.skipping(String) was skipped (onFailure = SKIP) for a reason other than another holder";
+		ConfigurableApplicationContext context = start();
+		Busy busy = context.getBean(Busy.class);
+		DistLock held = otherClientHolds(context, "busy");
+		assertThat(busy.skipping("me")).isEqualTo("skipped:me");
+		// Another holder is what SKIP is for: not worth a warning.
+		assertThat(output.getOut()).doesNotContain(warning);
+		release(held);
+
+		RedisServerProcess doomed = RedisServerProcess.start();
+		try {
+			Busy cut = start("spring.data.redis.port=" + doomed.port()).getBean(Busy.class);
+			assertThat(cut.skipping("first")).isEqualTo("ran");
+			doomed.kill();
+			assertThat(cut.skipping("a")).isEqualTo("skipped:a");
+			assertThat(cut.skipping("b")).isEqualTo("skipped:b");
+			assertThat(cut.runs()).isEqualTo(1);
+			String out = output.getOut();
+			assertThat(out).contains(warning).contains(":" + doomed.port());
+			// Once per method and minute, however many calls are skipped.
+			assertThat(out.split(java.util.regex.Pattern.quote(warning), -1)).hasSize(2);
+		}
+		finally {
+			doomed.close();
+		}
 	}
 
 	@Test

@@ -63,6 +63,8 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
 
 	private final DeferredLocking deferred = new DeferredLocking(this);
 
+	private final SkipWarnings skipWarnings = new SkipWarnings();
+
 	/**
 	 * @param attributes where the methods' annotations are parsed
 	 * @param registry the lock registry, looked up at the first call so the interceptor can exist
@@ -256,10 +258,15 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
 		if (!attribute.failureHandler().isEmpty()) {
 			return this.beanFactory.getBean(attribute.failureHandler(), LockFailureHandler.class).handle(failure);
 		}
+		Throwable why = (failure.cause() != null) ? failure.cause() : refusalOf(attribute, failure);
 		return switch (attribute.onFailure()) {
-			case THROW -> throw new LockAcquisitionException(failure.lockNames(), failure.method(), failure.waited(),
-					(failure.cause() != null) ? failure.cause() : refusalOf(attribute, failure));
-			case SKIP -> skipValue(attribute, context);
+			case THROW -> throw new LockAcquisitionException(failure.lockNames(), failure.method(), failure.waited(), why);
+			case SKIP -> {
+				if (why != null && !(why instanceof InterruptedException)) {
+					this.skipWarnings.skipped(attribute, why);
+				}
+				yield skipValue(attribute, context);
+			}
 		};
 	}
 
@@ -279,7 +286,7 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
 			return null;
 		}
 		return locks.restartGraceEnds()
-			.map(ends -> locks.notAcquired(failure.lockNames().get(0), failure.waited()))
+			.map(ends -> new LockNotAcquiredException(failure.lockNames().get(0), failure.waited(), ends))
 			.orElse(null);
 	}
 
