@@ -24,8 +24,9 @@ public class DistLockHealthContributorAutoConfiguration {
 	@ConditionalOnMissingBean(name = "distlockHealthIndicator")
 	@ConditionalOnBean(LockRegistryStats.class)
 	DistLockHealthIndicator distlockHealthIndicator(ListableBeanFactory beanFactory,
-			ObjectProvider<LockRegistryStats> defaultStats) {
-		return new DistLockHealthIndicator(new LockRegistries(beanFactory, defaultStats));
+			ObjectProvider<LockRegistryStats> defaultStats, ObjectProvider<DistLockProperties> properties) {
+		DistLockProperties.Health health = properties.getIfAvailable(DistLockProperties::new).getHealth();
+		return new DistLockHealthIndicator(new LockRegistries(beanFactory, defaultStats), health.getTimeout());
 	}
 
 }

@@ -1,7 +1,14 @@
 package io.distlock.autoconfigure;
 
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
 
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
@@ -11,23 +18,78 @@ import io.distlock.LockRegistryStats;
 /**
  * Whether the lock backend answers: a PING to the Redis server, or to each Redlock node with the
  * quorum state. Takes no lock, so it can never collide with a real one.
+ *
+ * <p>It answers within {@code distlock.health.timeout}: a frozen server would otherwise hold the
+ * health endpoint for the client's command timeout (23 s with Lettuce's defaults and a Redlock
+ * retry), longer than any probe waits. A check that has not answered is not started again while it
+ * hangs, so a frozen backend costs one thread, not one per probe.
  */
 class DistLockHealthIndicator extends AbstractHealthIndicator {
 
 	private final LockRegistries registries;
 
-	DistLockHealthIndicator(LockRegistries registries) {
+	private final Duration timeout;
+
+	private final Executor executor;
+
+	/** The check still running after its caller gave up on it, or {@code null}. */
+	private final AtomicReference<CompletableFuture<Health>> hanging = new AtomicReference<>();
+
+	DistLockHealthIndicator(LockRegistries registries, Duration timeout) {
+		this(registries, timeout, DistLockHealthIndicator::daemon);
+	}
+
+	DistLockHealthIndicator(LockRegistries registries, Duration timeout, Executor executor) {
 		super("distlock backend health check failed");
+		if (timeout == null || timeout.isNegative() || timeout.isZero()) {
+			throw new InvalidDistLockPropertyException("distlock.health.timeout", timeout, "must be positive",
+					"Set distlock.health.timeout to a duration below your probes' timeout, such as 1s.");
+		}
 		this.registries = registries;
+		this.timeout = timeout;
+		this.executor = executor;
+	}
+
+	private static void daemon(Runnable check) {
+		Thread thread = new Thread(check, "distlock-health");
+		thread.setDaemon(true);
+		thread.start();
 	}
 
 	@Override
-	protected void doHealthCheck(Health.Builder builder) {
+	protected void doHealthCheck(Health.Builder builder) throws Exception {
+		CompletableFuture<Health> check = this.hanging.get();
+		if (check == null) {
+			check = CompletableFuture.supplyAsync(this::check, this.executor);
+		}
+		try {
+			Health health = check.get(this.timeout.toNanos(), TimeUnit.NANOSECONDS);
+			this.hanging.compareAndSet(check, null);
+			builder.status(health.getStatus()).withDetails(health.getDetails());
+		}
+		catch (TimeoutException ex) {
+			CompletableFuture<Health> waiting = check;
+			if (this.hanging.compareAndSet(null, waiting)) {
+				waiting.whenComplete((health, failure) -> this.hanging.compareAndSet(waiting, null));
+			}
+			builder.down().withDetail("error", "the lock backend did not answer within " + text(this.timeout));
+		}
+		catch (ExecutionException ex) {
+			this.hanging.compareAndSet(check, null);
+			throw (ex.getCause() instanceof Exception cause) ? cause : ex;
+		}
+	}
+
+	private static String text(Duration duration) {
+		return (duration.toMillis() % 1000 == 0) ? duration.toSeconds() + "s" : duration.toMillis() + "ms";
+	}
+
+	private Health check() {
+		Health.Builder builder = new Health.Builder();
 		Map<String, LockRegistryStats> all = this.registries.all();
 		if (all.size() == 1) {
 			LockRegistryStats.BackendHealth health = all.values().iterator().next().backendHealth();
-			(health.up() ? builder.up() : builder.down()).withDetails(health.details());
-			return;
+			return (health.up() ? builder.up() : builder.down()).withDetails(health.details()).build();
 		}
 		// With several registries every one is needed by some method: up only if all are.
 		boolean up = true;
@@ -38,12 +100,7 @@ class DistLockHealthIndicator extends AbstractHealthIndicator {
 			details.put("status", health.up() ? "UP" : "DOWN");
 			builder.withDetail(registry.getKey(), details);
 		}
-		if (up) {
-			builder.up();
-		}
-		else {
-			builder.down();
-		}
+		return (up ? builder.up() : builder.down()).build();
 	}
 
 }

@@ -34,6 +34,7 @@ import io.distlock.annotation.LockedServices.Blocking;
 import io.distlock.annotation.LockedServices.Busy;
 import io.distlock.annotation.LockedServices.KeyForms;
 import io.distlock.annotation.LockedServices.LockEvents;
+import io.distlock.embedded.RedisServerProcess;
 import io.distlock.testing.RedisServerExtension;
 import io.micrometer.core.instrument.MeterRegistry;
 
@@ -152,6 +153,34 @@ class DistLockObservabilityTests {
 		String health = get(context, "/actuator/health/distlock");
 		assertThat(health).contains("\"status\":\"UP\"").contains("\"ping\":\"PONG\"");
 		assertThat(redis.server().query("KEYS", "distlock:*")).isBlank();
+	}
+
+	@Test
+	void healthAnswersWithinItsTimeoutWhenRedisIsFrozen() throws Exception {
+		RedisServerProcess frozen = RedisServerProcess.start();
+		try {
+			ConfigurableApplicationContext context = startWeb("spring.data.redis.port=" + frozen.port(),
+					"distlock.health.timeout=500ms");
+			assertThat(get(context, "/actuator/health/distlock")).contains("\"status\":\"UP\"");
+			frozen.pause();
+			int port = context.getEnvironment().getRequiredProperty("local.server.port", Integer.class);
+			HttpRequest request = HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/actuator/health/distlock"))
+				.GET().build();
+			long start = System.nanoTime();
+			HttpResponse<String> down = this.http.send(request, HttpResponse.BodyHandlers.ofString());
+			// Lettuce would wait 60 s; the bound is 500 ms, with room for a loaded machine.
+			assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(10));
+			assertThat(down.statusCode()).isEqualTo(503);
+			assertThat(down.body()).contains("\"status\":\"DOWN\"").contains("did not answer within 500ms");
+			// A probe while the first check still hangs does not start another one, and answers as fast.
+			assertThat(this.http.send(request, HttpResponse.BodyHandlers.ofString()).body()).contains("did not answer");
+			frozen.resume();
+			await().atMost(Duration.ofSeconds(30))
+				.until(() -> this.http.send(request, HttpResponse.BodyHandlers.ofString()).statusCode() == 200);
+		}
+		finally {
+			frozen.close();
+		}
 	}
 
 	@Test
