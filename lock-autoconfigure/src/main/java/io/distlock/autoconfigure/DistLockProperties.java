@@ -88,6 +88,10 @@ public class DistLockProperties implements InitializingBean {
 
 	private final Zookeeper zookeeper = new Zookeeper();
 
+	private final Health health = new Health();
+
+	private final Web web = new Web();
+
 	/**
 	 * Further registries by name, each chosen per method with @DistributedLock(registry = "<name>")
 	 * and never injected as the default LockRegistry: a table lock for the few methods that must
@@ -174,6 +178,14 @@ public class DistLockProperties implements InitializingBean {
 
 	public Zookeeper getZookeeper() {
 		return this.zookeeper;
+	}
+
+	public Health getHealth() {
+		return this.health;
+	}
+
+	public Web getWeb() {
+		return this.web;
 	}
 
 	public Backend getBackend() {
@@ -452,6 +464,64 @@ public class DistLockProperties implements InitializingBean {
 
 		public void setCreateSchema(boolean createSchema) {
 			this.createSchema = createSchema;
+		}
+
+	}
+
+	/**
+	 * The distlock health indicator.
+	 */
+	public static class Health {
+
+		/**
+		 * How long the health indicator waits for the backend to answer. Past it the health is DOWN
+		 * ("did not answer within ..."), so a frozen server cannot hold a liveness or readiness probe
+		 * past its own timeout.
+		 */
+		private Duration timeout = Duration.ofSeconds(1);
+
+		public Duration getTimeout() {
+			return this.timeout;
+		}
+
+		public void setTimeout(Duration timeout) {
+			this.timeout = timeout;
+		}
+
+	}
+
+	/**
+	 * How Spring MVC and WebFlux answer a request whose @DistributedLock method did not get its lock.
+	 */
+	public static class Web {
+
+		/**
+		 * Whether a LockAcquisitionException becomes an RFC 9457 problem response: 409 Conflict when
+		 * another holder kept the lock, 503 Service Unavailable when the backend failed or served its
+		 * restart grace, each with a Retry-After header. An @ExceptionHandler of the application's
+		 * for it takes precedence either way.
+		 */
+		private boolean problemDetails = true;
+
+		/**
+		 * The Retry-After of those responses, unless the restart grace says when it ends.
+		 */
+		private Duration retryAfter = Duration.ofSeconds(1);
+
+		public boolean isProblemDetails() {
+			return this.problemDetails;
+		}
+
+		public void setProblemDetails(boolean problemDetails) {
+			this.problemDetails = problemDetails;
+		}
+
+		public Duration getRetryAfter() {
+			return this.retryAfter;
+		}
+
+		public void setRetryAfter(Duration retryAfter) {
+			this.retryAfter = retryAfter;
 		}
 
 	}
