@@ -161,11 +161,13 @@ class DistLockObservabilityTests {
 		try {
 			ConfigurableApplicationContext context = startWeb("spring.data.redis.port=" + frozen.port(),
 					"distlock.health.timeout=500ms");
-			assertThat(get(context, "/actuator/health/distlock")).contains("\"status\":\"UP\"");
-			frozen.pause();
 			int port = context.getEnvironment().getRequiredProperty("local.server.port", Integer.class);
 			HttpRequest request = HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/actuator/health/distlock"))
 				.GET().build();
+			// The first check opens the connection, which on a loaded machine may take longer than the bound.
+			await().atMost(Duration.ofSeconds(30))
+				.until(() -> this.http.send(request, HttpResponse.BodyHandlers.ofString()).statusCode() == 200);
+			frozen.pause();
 			long start = System.nanoTime();
 			HttpResponse<String> down = this.http.send(request, HttpResponse.BodyHandlers.ofString());
 			// Lettuce would wait 60 s; the bound is 500 ms, with room for a loaded machine.
