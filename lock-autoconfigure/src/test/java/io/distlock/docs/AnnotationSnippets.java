@@ -11,6 +11,7 @@ import javax.sql.DataSource;
 
 import org.springframework.context.annotation.Bean;
 import org.springframework.scheduling.annotation.Scheduled;
+import org.springframework.stereotype.Service;
 
 import io.distlock.annotation.ClusterSingleton;
 import io.distlock.annotation.DistributedLock;
@@ -35,7 +36,18 @@ class AnnotationSnippets {
 
 	}
 
-	record Order(String id) {
+	static class Order {
+
+		private final String id;
+
+		Order(String id) {
+			this.id = id;
+		}
+
+		public String getId() {
+			return this.id;
+		}
+
 	}
 
 	private final StockStore stock = (sku, token) -> {
@@ -47,6 +59,18 @@ class AnnotationSnippets {
 		// runs on one instance at a time per order id
 	}
 	// end::quick-start[]
+
+	// tag::getting-started[]
+	@Service
+	public class OrderService {
+
+		@DistributedLock(key = "'order:' + #order.id", waitTime = "2s")
+		public void ship(Order order) {
+			// runs on one instance at a time per order id
+		}
+
+	}
+	// end::getting-started[]
 
 	// tag::examples[]
 	@DistributedLock(key = "#p0")                          // the first argument
