@@ -120,7 +120,7 @@ public final class RedisFailures {
 					+ "): check the user name and password (spring.data.redis.username/password, or user:password in "
 					+ "the Redlock node's URI) and that the ACL user is enabled";
 			case PERMISSION -> "Redis at " + node + " denied a command to this user (" + redisError(failure, "NOPERM")
-					+ "): grant the ACL permissions listed in the README";
+					+ "): grant the ACL permissions listed in docs/redis.md";
 			case TLS -> "The TLS handshake with Redis at " + node + " failed (" + tlsReason(failure) + ")";
 			case UNREACHABLE -> "Nothing accepts connections at " + node + " (" + root.getClass().getSimpleName()
 					+ (root.getMessage() != null ? ": " + root.getMessage() : "") + "): check that Redis runs there "

@@ -27,13 +27,13 @@ import io.distlock.testing.ClosedAfterEach;
 import io.distlock.testing.RedisServerExtension;
 
 /**
- * The least-privilege Redis ACL that the README documents is enough for everything distlock does:
+ * The least-privilege Redis ACL that docs/redis.md documents is enough for everything distlock does:
  * locking, waiting through pub/sub, hand-offs, renewals, fencing, release markers and the health check.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class RedisAclTest {
 
-	/** The README's ACL, word for word after the user name. */
+	/** The ACL of docs/redis.md, word for word after the user name. */
 	static final String README_ACL = "on >s3cret-for-locks ~distlock:* &distlock:* +@scripting +@pubsub +@hash +@list "
 			+ "+get +set +pexpire +pttl +exists +del +time +ping +hello +auth +client +select +info +lastsave";
 

@@ -1,0 +1,31 @@
+package io.distlock.docs;
+
+import org.springframework.context.event.EventListener;
+
+import io.distlock.LostHold;
+import io.distlock.autoconfigure.LockLostEvent;
+
+/**
+ * The code of {@code docs/operations.md}, compiled; see {@link DocsSnippetsTests}.
+ */
+@SuppressWarnings("unused")
+class OperationsSnippets {
+
+	interface Alerts {
+
+		void raise(String message);
+
+	}
+
+	private final Alerts alerts = message -> {
+	};
+
+	// tag::lost-event[]
+	@EventListener
+	void onLost(LockLostEvent event) {
+		LostHold lost = event.getLostHold();
+		alerts.raise("lock " + lost.lockName() + " lost: " + lost.reason());
+	}
+	// end::lost-event[]
+
+}
