@@ -125,14 +125,24 @@ final class LettuceScripts {
 
 	private <T> T call(RedisScript<?> script, ScriptOutputType type, byte[][] keys, Duration within,
 			boolean interruptible, byte[]... args) {
+		RedisClusterAsyncCommands<byte[], byte[]> connection = connection();
 		long waitNanos = TimeUnit.MILLISECONDS.toNanos(this.commandTimeoutMillis);
 		if (within != null) {
 			waitNanos = Math.max(1, Math.min(waitNanos, within.toNanos()));
 		}
 		long deadline = System.nanoTime() + waitNanos;
-		CompletableFuture<T> reply = send(connection(), script, type, keys, args);
+		Future<T> reply = connection.evalsha(script.getSha1(), type, keys, args);
 		try {
-			return await(reply, deadline, interruptible);
+			try {
+				return await(reply, deadline, interruptible);
+			}
+			catch (ExecutionException ex) {
+				if (!noScript(ex.getCause())) {
+					throw ex;
+				}
+				reply = connection.eval(script.getScriptAsString().getBytes(StandardCharsets.UTF_8), type, keys, args);
+				return await(reply, deadline, interruptible);
+			}
 		}
 		// Never cancel the reply: a cancelled command that was not yet written is dropped, and one that
 		// was may still run; either way the caller could no longer tell which. The engine undoes what an
@@ -147,7 +157,12 @@ final class LettuceScripts {
 		}
 		catch (ExecutionException ex) {
 			Throwable cause = ex.getCause();
+			forgetClosedConnection(cause);
 			throw (cause instanceof RuntimeException runtime) ? runtime : new IllegalStateException(cause);
+		}
+		catch (RuntimeException ex) {
+			forgetClosedConnection(ex);
+			throw ex;
 		}
 	}
 
@@ -216,46 +231,28 @@ final class LettuceScripts {
 		if (connection == null) {
 			return CompletableFuture.failedFuture(new IllegalStateException("No shared connection to " + this.description));
 		}
-		return send(connection, script, type, keys, args);
-	}
-
-	/**
-	 * EVALSHA, then EVAL (which loads the script again) after a {@code NOSCRIPT} reply: the one path
-	 * of every call, blocking or not.
-	 */
-	private <T> CompletableFuture<T> send(RedisClusterAsyncCommands<byte[], byte[]> connection, RedisScript<?> script,
-			ScriptOutputType type, byte[][] keys, byte[]... args) {
-		// Completed with Lettuce's own exceptions, unwrapped, as callers test for their types.
 		CompletableFuture<T> result = new CompletableFuture<>();
-		try {
-			connection.<T>evalsha(script.getSha1(), type, keys, args).whenComplete((value, error) -> {
-				if (error == null) {
-					result.complete(value);
-				}
-				else if (noScript(error)) {
-					connection.<T>eval(script.getScriptAsString().getBytes(StandardCharsets.UTF_8), type, keys, args)
-						.whenComplete((retried, retryError) -> settle(result, retried, retryError));
-				}
-				else {
-					settle(result, null, error);
-				}
-			});
-		}
-		catch (RuntimeException ex) {
-			forgetClosedConnection(ex);
-			throw ex;
-		}
+		connection.<T>evalsha(script.getSha1(), type, keys, args).whenComplete((value, error) -> {
+			if (error == null) {
+				result.complete(value);
+			}
+			else if (noScript(error)) {
+				connection.<T>eval(script.getScriptAsString().getBytes(StandardCharsets.UTF_8), type, keys, args)
+					.whenComplete((retried, retryError) -> {
+						if (retryError == null) {
+							result.complete(retried);
+						}
+						else {
+							result.completeExceptionally(retryError);
+						}
+					});
+			}
+			else {
+				forgetClosedConnection(error);
+				result.completeExceptionally(error);
+			}
+		});
 		return result;
-	}
-
-	private <T> void settle(CompletableFuture<T> result, T value, Throwable error) {
-		if (error == null) {
-			result.complete(value);
-		}
-		else {
-			forgetClosedConnection(error);
-			result.completeExceptionally(error);
-		}
 	}
 
 	private RedisClusterAsyncCommands<byte[], byte[]> connection() {
