@@ -32,8 +32,8 @@ class DistLockHealthIndicator extends AbstractHealthIndicator {
 
 	private final Executor executor;
 
-	/** The check still running after its caller gave up on it, or {@code null}. */
-	private final AtomicReference<CompletableFuture<Health>> hanging = new AtomicReference<>();
+	/** The check running now, or {@code null}: every probe meanwhile waits on it instead of starting one. */
+	private final AtomicReference<CompletableFuture<Health>> running = new AtomicReference<>();
 
 	DistLockHealthIndicator(LockRegistries registries, Duration timeout) {
 		this(registries, timeout, DistLockHealthIndicator::daemon);
@@ -58,25 +58,51 @@ class DistLockHealthIndicator extends AbstractHealthIndicator {
 
 	@Override
 	protected void doHealthCheck(Health.Builder builder) throws Exception {
-		CompletableFuture<Health> check = this.hanging.get();
-		if (check == null) {
-			check = CompletableFuture.supplyAsync(this::check, this.executor);
-		}
+		CompletableFuture<Health> check = runningCheck();
 		try {
 			Health health = check.get(this.timeout.toNanos(), TimeUnit.NANOSECONDS);
-			this.hanging.compareAndSet(check, null);
 			builder.status(health.getStatus()).withDetails(health.getDetails());
 		}
 		catch (TimeoutException ex) {
-			CompletableFuture<Health> waiting = check;
-			if (this.hanging.compareAndSet(null, waiting)) {
-				waiting.whenComplete((health, failure) -> this.hanging.compareAndSet(waiting, null));
-			}
 			builder.down().withDetail("error", "the lock backend did not answer within " + text(this.timeout));
 		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			builder.down().withDetail("error", "interrupted while waiting for the lock backend");
+		}
 		catch (ExecutionException ex) {
-			this.hanging.compareAndSet(check, null);
-			throw (ex.getCause() instanceof Exception cause) ? cause : ex;
+			builder.down(ex.getCause());
+		}
+	}
+
+	/**
+	 * @return the check in progress, or a new one: claimed before it starts, so that probes arriving
+	 * together (liveness, readiness, the health endpoint) share one check and one thread
+	 */
+	private CompletableFuture<Health> runningCheck() {
+		while (true) {
+			CompletableFuture<Health> current = this.running.get();
+			if (current != null) {
+				return current;
+			}
+			CompletableFuture<Health> check = new CompletableFuture<>();
+			if (this.running.compareAndSet(null, check)) {
+				check.whenComplete((health, failure) -> this.running.compareAndSet(check, null));
+				try {
+					this.executor.execute(() -> {
+						try {
+							check.complete(check());
+						}
+						catch (Throwable failure) {
+							check.completeExceptionally(failure);
+						}
+					});
+				}
+				catch (RuntimeException | Error ex) {
+					check.completeExceptionally(ex);
+				}
+				return check;
+			}
 		}
 	}
 

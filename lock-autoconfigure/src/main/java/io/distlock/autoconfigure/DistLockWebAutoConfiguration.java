@@ -2,11 +2,13 @@ package io.distlock.autoconfigure;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.AutoConfigureOrder;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.context.annotation.Bean;
+import org.springframework.core.Ordered;
 import org.springframework.http.ProblemDetail;
 
 /**
@@ -15,6 +17,7 @@ import org.springframework.http.ProblemDetail;
  * turns it off.
  */
 @AutoConfiguration(after = DistLockAutoConfiguration.class)
+@AutoConfigureOrder(Ordered.LOWEST_PRECEDENCE)
 @ConditionalOnWebApplication
 @ConditionalOnClass(ProblemDetail.class)
 @ConditionalOnProperty(prefix = "distlock.web", name = "problem-details", matchIfMissing = true)

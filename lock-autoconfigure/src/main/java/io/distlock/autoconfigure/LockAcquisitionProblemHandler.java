@@ -16,6 +16,7 @@ import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.ControllerAdvice;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 
+import io.distlock.LockBackendException;
 import io.distlock.LockNotAcquiredException;
 import io.distlock.annotation.LockAcquisitionException;
 
@@ -25,8 +26,9 @@ import io.distlock.annotation.LockAcquisitionException;
  * when retried), 503 Service Unavailable when the backend failed or serves its restart grace. Both
  * say when to retry in {@code Retry-After}. Works in Spring MVC and WebFlux alike.
  *
- * <p>Ordered last, so an {@code @ExceptionHandler} of the application's, in a controller or in a
- * {@code @ControllerAdvice}, takes precedence. The body names neither the method nor the lock: both
+ * <p>Ordered last, and registered after the application's own beans, so an {@code @ExceptionHandler}
+ * of the application's, in a controller or in a {@code @ControllerAdvice}, takes precedence (an advice
+ * contributed by another auto-configuration needs an {@code @Order} of its own to be sure of it). The body names neither the method nor the lock: both
  * are the server's business; the exception's message, logged for 503s, has them.
  */
 @ControllerAdvice
@@ -52,8 +54,9 @@ public class LockAcquisitionProblemHandler {
 	}
 
 	LockAcquisitionProblemHandler(Duration retryAfter, Clock clock) {
-		if (retryAfter == null || retryAfter.isNegative()) {
-			throw new InvalidDistLockPropertyException("distlock.web.retry-after", retryAfter, "must be zero or positive",
+		if (retryAfter == null || retryAfter.isNegative() || retryAfter.isZero()) {
+			throw new InvalidDistLockPropertyException("distlock.web.retry-after", retryAfter,
+					"must be positive (a Retry-After of 0 invites every client back at once)",
 					"Set distlock.web.retry-after to a duration such as 1s.");
 		}
 		this.retryAfter = retryAfter;
@@ -66,9 +69,24 @@ public class LockAcquisitionProblemHandler {
 	 */
 	@ExceptionHandler(LockAcquisitionException.class)
 	public ResponseEntity<ProblemDetail> handle(LockAcquisitionException ex) {
-		Instant graceEnds = (ex.getCause() instanceof LockNotAcquiredException refused)
+		return problem(ex.getCause(), ex);
+	}
+
+	/**
+	 * The same for a lock taken by hand in a controller ({@code executeLocked}, {@code ReactiveLocks}),
+	 * which throws the cause itself.
+	 * @param ex the lock's refusal (busy, or the restart grace) or the backend's failure
+	 * @return the problem response
+	 */
+	@ExceptionHandler({ LockNotAcquiredException.class, LockBackendException.class })
+	public ResponseEntity<ProblemDetail> handleCause(RuntimeException ex) {
+		return problem(ex, ex);
+	}
+
+	private ResponseEntity<ProblemDetail> problem(Throwable cause, RuntimeException ex) {
+		Instant graceEnds = (cause instanceof LockNotAcquiredException refused)
 				? refused.getRestartGraceEnds().orElse(null) : null;
-		boolean busy = ex.getCause() == null;
+		boolean busy = cause == null || (cause instanceof LockNotAcquiredException && graceEnds == null);
 		HttpStatus status = busy ? HttpStatus.CONFLICT : HttpStatus.SERVICE_UNAVAILABLE;
 		ProblemDetail problem = ProblemDetail.forStatus(status);
 		if (busy) {
@@ -79,6 +97,11 @@ public class LockAcquisitionProblemHandler {
 			problem.setTitle("Lock service starting");
 			problem.setDetail("The lock service lost its data and waits until earlier holders' leases have run out; "
 					+ "retry later.");
+		}
+		else if (cause instanceof InterruptedException) {
+			// The server is stopping, most likely: nothing to warn about.
+			problem.setTitle("Lock service unavailable");
+			problem.setDetail("The request was interrupted while it waited for a lock; retry later.");
 		}
 		else {
 			problem.setTitle("Lock service unavailable");
@@ -95,7 +118,7 @@ public class LockAcquisitionProblemHandler {
 		return Math.max(1, (millis + 999) / 1000);
 	}
 
-	private void warn(LockAcquisitionException ex) {
+	private void warn(RuntimeException ex) {
 		long now = System.nanoTime();
 		long last = this.lastWarning.get();
 		if (now - last >= WARN_INTERVAL_NANOS && this.lastWarning.compareAndSet(last, now)) {

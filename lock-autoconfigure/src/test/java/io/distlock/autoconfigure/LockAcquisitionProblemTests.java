@@ -68,6 +68,18 @@ class LockAcquisitionProblemTests {
 			client.perform(get("/ship").param("why", "grace"))
 				.andExpect(status().isServiceUnavailable())
 				.andExpect(header().string("Retry-After", "30"));
+			client.perform(get("/ship").param("why", "interrupted"))
+				.andExpect(status().isServiceUnavailable())
+				.andExpect(jsonPath("$.detail").value("The request was interrupted while it waited for a lock; retry later."));
+		});
+	}
+
+	@Test
+	void aLockTakenByHandInAControllerIsAnsweredTheSame() {
+		this.mvc.run(context -> {
+			MockMvc client = MockMvcBuilders.webAppContextSetup(context).build();
+			client.perform(get("/ship").param("why", "refused-by-hand")).andExpect(status().isConflict());
+			client.perform(get("/ship").param("why", "backend-by-hand")).andExpect(status().isServiceUnavailable());
 		});
 	}
 
@@ -102,8 +114,8 @@ class LockAcquisitionProblemTests {
 	}
 
 	@Test
-	void aNegativeRetryAfterFailsNamingTheProperty() {
-		this.mvc.withPropertyValues("distlock.web.retry-after=-1s").run(context -> assertThat(context).getFailure()
+	void aRetryAfterOfZeroFailsNamingTheProperty() {
+		this.mvc.withPropertyValues("distlock.web.retry-after=0s").run(context -> assertThat(context).getFailure()
 			.rootCause().hasMessageContaining("distlock.web.retry-after"));
 	}
 
@@ -129,10 +141,16 @@ class LockAcquisitionProblemTests {
 			Method method = Failing.class.getDeclaredMethod("ship", String.class);
 			Throwable cause = switch (why) {
 				case "busy" -> null;
-				case "backend" -> new LockBackendException("order:7", "Redis at localhost:1 did not answer", null);
+				case "backend", "backend-by-hand" -> new LockBackendException("order:7", "Redis at localhost:1 did not answer", null);
+				case "interrupted" -> new InterruptedException();
+				case "refused-by-hand" -> new LockNotAcquiredException("order:7", Duration.ofMillis(10));
 				default -> new LockNotAcquiredException("order:7", Duration.ofMillis(10),
 						Instant.now().plusSeconds(29).plusMillis(900));
 			};
+			if (why.endsWith("by-hand")) {
+				// What executeLocked and ReactiveLocks throw in a controller.
+				throw (RuntimeException) cause;
+			}
 			throw new LockAcquisitionException(List.of("order:7"), method, Duration.ofMillis(10), cause);
 		}
 

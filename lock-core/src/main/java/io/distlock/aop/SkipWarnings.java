@@ -9,9 +9,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Says when a method that may be skipped ({@code onFailure = SKIP}, a failure handler,
- * {@code @ClusterSingleton}) was skipped for a reason other than another holder: the backend failed,
- * or served its restart grace. Its caller only sees the fallback value, so without this a wrong
+ * Says when a method that may be skipped ({@code onFailure = SKIP}, {@code @ClusterSingleton}) was
+ * skipped for a reason other than another holder: the backend failed, or served its restart grace.
+ * (A failure handler is told the cause itself, in its {@code LockFailure}.) Its caller only sees the fallback value, so without this a wrong
  * password or a dead Redis would skip every call in silence. At most one WARN per method and
  * interval, counting the ones left unsaid, so a dead backend under load does not flood the log.
  */
@@ -26,7 +26,10 @@ final class SkipWarnings {
 
 	private final LongSupplier clock;
 
-	/** Per logical lock name (one per method, not per key), so its size is bounded by the code. */
+	/**
+	 * Per method (its description: two methods sharing a lock name are warned about each), so its size
+	 * is bounded by the code, never by the keys.
+	 */
 	private final ConcurrentHashMap<String, Window> windows = new ConcurrentHashMap<>();
 
 	SkipWarnings() {
@@ -44,7 +47,7 @@ final class SkipWarnings {
 	 * @return whether it was logged (not within the interval of the last one)
 	 */
 	boolean skipped(LockAttribute attribute, Throwable why) {
-		Window window = this.windows.computeIfAbsent(attribute.logicalName(), name -> new Window());
+		Window window = this.windows.computeIfAbsent(attribute.description(), name -> new Window());
 		long now = this.clock.getAsLong();
 		long unsaid = window.enter(now, this.intervalNanos);
 		if (unsaid < 0) {
