@@ -55,7 +55,7 @@ public class LockNotAcquiredException extends RuntimeException {
 		return "the lock server serves its restart grace until " + restartGraceEnds
 				+ " (distlock.restart-grace): it restarted or lost its data, and lets no new holder in before the "
 				+ "holders it may have forgotten have been told. A server that starts empty on purpose (a test's) "
-				+ "can go without it: distlock.restart-grace=0s.";
+				+ "can go without it: distlock.restart-grace=0s. See docs/failure-semantics.md#the-restart-grace.";
 	}
 
 	/** @return the lock that stayed taken */

@@ -42,17 +42,17 @@ public class LockAcquisitionException extends RuntimeException {
 			// Not acquired for a reason of its own (the backend's restart grace): that reason is the message.
 			return "Could not acquire " + what + " for " + where + " within " + waited.toMillis() + " ms: "
 					+ LockNotAcquiredException.reason(refused.getRestartGraceEnds().orElse(null))
-					+ " The method was not run; raise waitTime, or choose onFailure = SKIP or a failureHandler if "
-					+ "skipping is acceptable.";
+					+ " The method was not run.";
 		}
 		if (cause != null) {
 			return "Could not acquire " + what + " for " + where + " after " + waited.toMillis()
 					+ " ms because the lock backend failed: " + cause.getMessage()
-					+ ". The method was not run.";
+					+ ". The method was not run; see docs/failure-semantics.md.";
 		}
 		return "Could not acquire " + what + " for " + where + " within " + waited.toMillis()
-				+ " ms: another holder kept " + ((lockNames.size() == 1) ? "it" : "one of them") + ". The method was not run; raise waitTime, or choose onFailure = SKIP "
-				+ "or a failureHandler if skipping is acceptable.";
+				+ " ms: another holder kept " + ((lockNames.size() == 1) ? "it" : "one of them") + ". The method was not run; "
+				+ "raise waitTime, or choose onFailure = SKIP or a failureHandler if skipping is acceptable "
+				+ "(docs/annotation.md#when-the-lock-is-not-acquired).";
 	}
 
 	/** @return the locks the method needed */

@@ -119,6 +119,7 @@ final class LockKeyCheck {
 						? "; its parameter names are not in the class file: compile with -parameters (Spring Boot's "
 								+ "Maven and Gradle plugins do) or write #p0, #p1, ..."
 						: "; fix the name, or it would be null at every call and every call would share one lock";
+				hint += " (docs/annotation.md#keys)";
 				throw new InvalidLockAnnotationException("@DistributedLock on " + description + ": " + attribute + " '"
 						+ text + "' names #" + name + ", which is not a parameter of the method" + known + hint, null);
 			}
@@ -143,7 +144,7 @@ final class LockKeyCheck {
 				throw new InvalidLockAnnotationException("@DistributedLock on " + description + ": " + attribute + " '"
 						+ text + "' reads '" + property.getName() + "' as a property of the call, which has none of that "
 						+ "name, so every call would fail; " + suggestion + "a constant must be quoted: \"'" + text
-						+ "'\"", null);
+						+ "'\" (docs/annotation.md#keys)", null);
 			}
 		}
 		else if (node instanceof Operator) {
