@@ -66,7 +66,10 @@ class DistributedLockMisuseTests {
 			.properties("spring.data.redis.port=" + redis.server().port(),
 					"spring.datasource.url=jdbc:h2:mem:misuse;DB_CLOSE_DELAY=-1", "test.lock-wait=750ms",
 					// Each test flushes Redis, which a restart grace would rightly treat as lost data.
-					"distlock.restart-grace=0", "spring.main.banner-mode=off")
+					"distlock.restart-grace=0", "spring.main.banner-mode=off",
+					// No test here waits for a busy lock by default; a context's first call opens the connection,
+					// which on a loaded machine took longer than the default 3 s wait.
+					"distlock.wait-time=30s")
 			.run();
 		this.contexts.add(context);
 		return context;

@@ -74,7 +74,10 @@ class ScheduledOncePerClusterTests {
 		for (int i = 1; i < starts.size(); i++) {
 			assertThat(Duration.ofNanos(starts.get(i) - starts.get(i - 1)))
 				.as("run %d came %d ms after the one before", i, (starts.get(i) - starts.get(i - 1)) / 1_000_000)
-				.isGreaterThanOrEqualTo(Duration.ofMillis(800));
+				// The lock keeps acquisitions 800 ms apart; a run is recorded a little after its acquisition, by
+				// as much as a loaded machine delays a thread (35 ms seen beside three builds). Instances tick
+				// 300 ms apart, so without holdAtLeast runs come 300 ms apart or less.
+				.isGreaterThanOrEqualTo(Duration.ofMillis(600));
 		}
 	}
 
