@@ -11,7 +11,6 @@ import java.util.concurrent.CompletionException;
 import io.distlock.LockBackendException;
 import io.distlock.LockOrigin;
 import io.distlock.WorkHold;
-import io.distlock.annotation.LockFailure;
 
 /**
  * Takes every lock of a deferred call without blocking a thread: one after another in the call's
@@ -26,7 +25,7 @@ final class DeferredAcquisition {
 
 	private final DeferredLocking locking;
 
-	private final DeferredLocking.Call call;
+	private final LockedCall call;
 
 	private final long start = System.nanoTime();
 
@@ -38,14 +37,14 @@ final class DeferredAcquisition {
 	/** The acquisition under way, to cancel with the whole. */
 	private volatile CompletableFuture<Optional<WorkHold>> current;
 
-	private DeferredAcquisition(DeferredLocking locking, DeferredLocking.Call call) {
+	private DeferredAcquisition(DeferredLocking locking, LockedCall call) {
 		this.locking = locking;
 		this.call = call;
 		this.held = new ArrayList<>(call.names().size());
 	}
 
 	/** @return the call's holds to come, or its failure; cancel it to give up */
-	static CompletableFuture<DeferredLocking.Acquired> start(DeferredLocking locking, DeferredLocking.Call call) {
+	static CompletableFuture<DeferredLocking.Acquired> start(DeferredLocking locking, LockedCall call) {
 		DeferredAcquisition acquisition = new DeferredAcquisition(locking, call);
 		acquisition.result.whenComplete((acquired, error) -> {
 			CompletableFuture<Optional<WorkHold>> current = acquisition.current;
@@ -73,7 +72,7 @@ final class DeferredAcquisition {
 				.tryLockForWorkAsync(name, left.isNegative() ? Duration.ZERO : left, this.call.leaseTime()));
 		}
 		catch (IllegalArgumentException refused) {
-			fail(DistributedLockInterceptor.refusedName(attribute, refused));
+			fail(LockAspectSupport.refusedName(attribute, refused));
 			return;
 		}
 		catch (RuntimeException | Error ex) {
@@ -126,9 +125,7 @@ final class DeferredAcquisition {
 		releaseHeld();
 		this.locking.observeAcquisition(this.call, (cause == null) ? DistributedLockObserver.Outcome.TIMED_OUT
 				: DistributedLockObserver.Outcome.FAILED, this.start);
-		Duration waited = Duration.ofNanos(System.nanoTime() - this.start);
-		this.result.complete(new DeferredLocking.Acquired(List.of(), new LockFailure(this.call.names(),
-				this.call.attribute().method(), this.call.target(), this.call.arguments(), waited, cause), 0));
+		this.result.complete(new DeferredLocking.Acquired(List.of(), LockAspectSupport.failure(this.call, this.start, cause), 0));
 	}
 
 	/** Anything else (a closed registry, a refused name, an Error) reaches the subscriber as it is. */
@@ -144,7 +141,7 @@ final class DeferredAcquisition {
 		}
 		List<WorkHold> taken = List.copyOf(this.held);
 		this.held.clear();
-		DeferredLocking.RELEASES.execute(() -> DeferredLocking.releaseQuietly(taken));
+		DeferredLocking.RELEASES.execute(() -> DeferredLocking.giveBack(this.call, taken));
 	}
 
 }

@@ -1,6 +1,5 @@
 package io.distlock.aop;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -15,13 +14,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.aopalliance.intercept.MethodInvocation;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-import org.springframework.expression.EvaluationContext;
 import org.springframework.util.ClassUtils;
 
 import io.distlock.LockOrigin;
-import io.distlock.LockRegistry;
 import io.distlock.WorkHold;
 import io.distlock.annotation.LockContext;
 import io.distlock.annotation.LockFailure;
@@ -40,8 +35,6 @@ import io.distlock.annotation.LockFailure;
  */
 final class DeferredLocking {
 
-	private static final Logger log = LoggerFactory.getLogger(DeferredLocking.class);
-
 	private static final boolean REACTOR_PRESENT = ClassUtils.isPresent("reactor.core.publisher.Mono",
 			DeferredLocking.class.getClassLoader());
 
@@ -52,10 +45,10 @@ final class DeferredLocking {
 	 */
 	static final ExecutorService RELEASES = Executors.newCachedThreadPool(daemon("distlock-release-"));
 
-	private final DistributedLockInterceptor interceptor;
+	private final LockAspectSupport support;
 
-	DeferredLocking(DistributedLockInterceptor interceptor) {
-		this.interceptor = interceptor;
+	DeferredLocking(LockAspectSupport support) {
+		this.support = support;
 	}
 
 	/**
@@ -65,11 +58,6 @@ final class DeferredLocking {
 	static boolean handles(Class<?> returnType) {
 		return CompletionStage.class.isAssignableFrom(returnType)
 				|| (REACTOR_PRESENT && ReactorLocking.handles(returnType));
-	}
-
-	/** One call of a locked method, with its keys evaluated. */
-	record Call(LockAttribute attribute, LockRegistry locks, List<String> names, Duration waitTime, Duration leaseTime,
-			EvaluationContext context, Object target, Object[] arguments) {
 	}
 
 	/** All of a call's holds, or why it has none; released once, however many ways the work ends. */
@@ -107,14 +95,14 @@ final class DeferredLocking {
 
 	}
 
-	Object invoke(MethodInvocation invocation, Call call) throws Throwable {
+	Object invoke(MethodInvocation invocation, LockedCall call) throws Throwable {
 		if (CompletionStage.class.isAssignableFrom(call.attribute().method().getReturnType())) {
 			return invokeForStage(invocation, call);
 		}
 		return ReactorLocking.invoke(this, invocation, call);
 	}
 
-	private Object invokeForStage(MethodInvocation invocation, Call call) throws Throwable {
+	private Object invokeForStage(MethodInvocation invocation, LockedCall call) throws Throwable {
 		Acquired acquired = acquire(call);
 		if (acquired.failure() != null) {
 			return stageOf(call, acquired.failure());
@@ -164,7 +152,7 @@ final class DeferredLocking {
 		return returned;
 	}
 
-	private Object stageOf(Call call, LockFailure failure) {
+	private Object stageOf(LockedCall call, LockFailure failure) {
 		Object value;
 		try {
 			value = failureValue(call, failure);
@@ -184,58 +172,60 @@ final class DeferredLocking {
 	 * Takes every lock of the call for its work, on the calling thread, within one wait, all or none.
 	 * @return the holds, or the failure (the holds taken so far released)
 	 */
-	Acquired acquire(Call call) {
+	Acquired acquire(LockedCall call) {
 		List<WorkHold> held = new ArrayList<>(call.names().size());
 		long start = System.nanoTime();
 		Throwable cause;
 		try {
 			cause = LockOrigin.during(call.attribute().logicalName(), call.attribute().description(),
-					() -> DistributedLockInterceptor.acquireAll(call.attribute(), call.names(), call.waitTime(), start, held,
+					() -> LockAspectSupport.acquireAll(call, start, held,
 							(name, left) -> call.locks().tryLockForWork(name, left, call.leaseTime()).orElse(null)));
 		}
 		catch (RuntimeException | Error ex) {
-			releaseQuietly(held);
-			observeAcquisition(call, DistributedLockObserver.Outcome.FAILED, start);
+			giveBack(call, held);
+			this.support.observeAcquisition(call, DistributedLockObserver.Outcome.FAILED, start);
 			throw ex;
 		}
 		if (held.size() == call.names().size()) {
-			observeAcquisition(call, DistributedLockObserver.Outcome.ACQUIRED, start);
+			this.support.observeAcquisition(call, DistributedLockObserver.Outcome.ACQUIRED, start);
 			return new Acquired(List.copyOf(held), null, System.nanoTime());
 		}
-		releaseQuietly(held);
-		observeAcquisition(call, (cause == null) ? DistributedLockObserver.Outcome.TIMED_OUT
+		giveBack(call, held);
+		this.support.observeAcquisition(call, (cause == null) ? DistributedLockObserver.Outcome.TIMED_OUT
 				: DistributedLockObserver.Outcome.FAILED, start);
-		Duration waited = Duration.ofNanos(System.nanoTime() - start);
-		return new Acquired(List.of(), new LockFailure(call.names(), call.attribute().method(), call.target(),
-				call.arguments(), waited, cause), 0);
+		return new Acquired(List.of(), LockAspectSupport.failure(call, start, cause), 0);
 	}
 
 	/**
 	 * Releases the call's holds in reverse order. The work has ended, so nobody is left to throw to:
 	 * a hold lost meanwhile was reported to the {@code LockListener}s already, and is logged here.
 	 */
-	void release(Call call, Acquired acquired) {
+	void release(LockedCall call, Acquired acquired) {
 		if (!acquired.released().compareAndSet(false, true)) {
 			return;
 		}
 		try {
-			releaseQuietly(acquired.holds(), call.attribute(), acquired.acquiredAt());
+			LockAspectSupport.releaseQuietly(acquired.holds(), LockAspectSupport.RELEASE_WORK, call.attribute(),
+					acquired.acquiredAt(), call.attribute().description());
 		}
 		finally {
 			if (!acquired.holds().isEmpty()) {
-				this.interceptor.observeRelease(call.attribute(), acquired.acquiredAt());
+				this.support.observeRelease(call.attribute(), acquired.acquiredAt());
 			}
 		}
 	}
 
-	Object failureValue(Call call, LockFailure failure) throws Throwable {
-		return this.interceptor.onFailure(call.attribute(), failure, call.context());
+	/** Gives back holds taken for work that will not run, at once (no {@code holdAtLeast}). */
+	static void giveBack(LockedCall call, List<WorkHold> held) {
+		LockAspectSupport.releaseQuietly(held, LockAspectSupport.RELEASE_WORK, null, 0, call.attribute().description());
 	}
 
-	void observeAcquisition(Call call, DistributedLockObserver.Outcome outcome, long start) {
-		Duration waited = Duration.ofNanos(System.nanoTime() - start);
-		this.interceptor.observe(observer -> observer.acquisition(call.attribute().logicalName(),
-				call.attribute().registryName(), outcome, waited));
+	Object failureValue(LockedCall call, LockFailure failure) throws Throwable {
+		return this.support.onFailure(call, failure);
+	}
+
+	void observeAcquisition(LockedCall call, DistributedLockObserver.Outcome outcome, long start) {
+		this.support.observeAcquisition(call, outcome, start);
 	}
 
 	static ThreadFactory daemon(String prefix) {
@@ -245,29 +235,6 @@ final class DeferredLocking {
 			thread.setDaemon(true);
 			return thread;
 		};
-	}
-
-	static void releaseQuietly(List<WorkHold> held) {
-		releaseQuietly(held, null, 0);
-	}
-
-	/** Releases in reverse order, each kept until the attribute's {@code holdAtLeast} has passed if it has one. */
-	private static void releaseQuietly(List<WorkHold> held, LockAttribute attribute, long acquiredAt) {
-		for (int i = held.size() - 1; i >= 0; i--) {
-			try {
-				Duration keep = (attribute != null) ? attribute.keepAfter(acquiredAt) : Duration.ZERO;
-				if (keep.isNegative() || keep.isZero()) {
-					held.get(i).release();
-				}
-				else {
-					held.get(i).releaseKeepingFor(keep);
-				}
-			}
-			catch (RuntimeException ex) {
-				log.warn("Could not release lock '{}' at the end of the work it guarded: {}", held.get(i).lockName(),
-						ex.toString());
-			}
-		}
 	}
 
 }

@@ -44,7 +44,7 @@ final class ReactorLocking {
 		return Mono.class.isAssignableFrom(returnType) || Flux.class.isAssignableFrom(returnType);
 	}
 
-	static Object invoke(DeferredLocking locking, MethodInvocation invocation, DeferredLocking.Call call) {
+	static Object invoke(DeferredLocking locking, MethodInvocation invocation, LockedCall call) {
 		Mono<DeferredLocking.Acquired> acquire = Mono.defer(() -> acquireOnce(locking, call));
 		Function<DeferredLocking.Acquired, Publisher<Object>> body = acquired -> {
 			if (acquired.failure() != null) {
@@ -70,7 +70,7 @@ final class ReactorLocking {
 	 * cancel: then the holds are given back here, unless the work claimed them first (then
 	 * {@code usingWhen} releases them when the work ends).
 	 */
-	private static Mono<DeferredLocking.Acquired> acquireOnce(DeferredLocking locking, DeferredLocking.Call call) {
+	private static Mono<DeferredLocking.Acquired> acquireOnce(DeferredLocking locking, LockedCall call) {
 		AtomicReference<Object> state = new AtomicReference<>();
 		CompletableFuture<DeferredLocking.Acquired> acquisition = DeferredAcquisition.start(locking, call);
 		CompletableFuture<DeferredLocking.Acquired> delivered = acquisition.thenApply(acquired -> {
@@ -92,7 +92,7 @@ final class ReactorLocking {
 	}
 
 	@SuppressWarnings("unchecked")
-	private static Publisher<Object> proceed(MethodInvocation invocation, DeferredLocking.Call call,
+	private static Publisher<Object> proceed(MethodInvocation invocation, LockedCall call,
 			DeferredLocking.Acquired acquired) {
 		// Each subscription runs the method anew, as a resubscribed Mono would.
 		MethodInvocation fresh = (invocation instanceof ProxyMethodInvocation proxied) ? proxied.invocableClone()
@@ -113,7 +113,7 @@ final class ReactorLocking {
 	}
 
 	@SuppressWarnings("unchecked")
-	private static Publisher<Object> failure(DeferredLocking locking, DeferredLocking.Call call,
+	private static Publisher<Object> failure(DeferredLocking locking, LockedCall call,
 			DeferredLocking.Acquired acquired) {
 		Object value;
 		try {

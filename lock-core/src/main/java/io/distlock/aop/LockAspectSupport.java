@@ -1,0 +1,407 @@
+package io.distlock.aop;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+
+import org.aopalliance.intercept.MethodInvocation;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.core.convert.support.DefaultConversionService;
+import org.springframework.expression.EvaluationContext;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+import org.springframework.util.ClassUtils;
+
+import io.distlock.DistLock;
+import io.distlock.LockBackendException;
+import io.distlock.LockNotAcquiredException;
+import io.distlock.LockOrigin;
+import io.distlock.LockRegistry;
+import io.distlock.WorkHold;
+import io.distlock.annotation.LockAcquisitionException;
+import io.distlock.annotation.LockContext;
+import io.distlock.annotation.LockFailure;
+import io.distlock.annotation.LockFailureHandler;
+
+/**
+ * What the {@code @DistributedLock} aspect does for every kind of method, in the role Spring's
+ * {@code TransactionAspectSupport} plays for transactions: a call prepared from its annotation (keys,
+ * registry, wait and lease), every lock taken within one wait, all or none, in sorted order, the
+ * observers told, a failure answered by the method's policy, and the holds released in reverse order,
+ * each kept for {@code holdAtLeast}, after the surrounding transaction if one is active.
+ *
+ * <p>The blocking path runs here; {@link DeferredLocking} runs futures and Reactor types over the
+ * same steps, with holds that belong to the work instead of the thread.
+ */
+final class LockAspectSupport {
+
+	/** The interceptor's name: what operators have always filtered the aspect's logs by. */
+	private static final Logger log = LoggerFactory.getLogger(DistributedLockInterceptor.class);
+
+	private static final boolean TX_PRESENT = ClassUtils.isPresent(
+			"org.springframework.transaction.support.TransactionSynchronizationManager",
+			LockAspectSupport.class.getClassLoader());
+
+	private final LockAttributeSource attributes;
+
+	private final LockKeyEvaluator keys;
+
+	private final ObjectProvider<LockRegistry> registry;
+
+	private final Supplier<LockDefaults> defaults;
+
+	private final BeanFactory beanFactory;
+
+	private final Supplier<List<DistributedLockObserver>> observers;
+
+	private final SkipWarnings skipWarnings = new SkipWarnings();
+
+	LockAspectSupport(LockAttributeSource attributes, ObjectProvider<LockRegistry> registry,
+			Supplier<LockDefaults> defaults, BeanFactory beanFactory, Supplier<List<DistributedLockObserver>> observers) {
+		this.attributes = attributes;
+		this.keys = new LockKeyEvaluator(beanFactory);
+		this.registry = registry;
+		this.defaults = defaults;
+		this.beanFactory = beanFactory;
+		this.observers = observers;
+	}
+
+	/**
+	 * @return the call with its lock names, registry, wait and lease; {@code null} if the method is not locked
+	 * @throws IllegalArgumentException if a key does not evaluate to a usable name
+	 * @throws IllegalStateException if there is no registry, or it cannot do what the annotation asks
+	 */
+	LockedCall prepare(MethodInvocation invocation) {
+		Object target = invocation.getThis();
+		Class<?> targetClass = (target != null) ? AopUtils.getTargetClass(target) : null;
+		LockAttribute attribute = this.attributes.find(invocation.getMethod(), targetClass).orElse(null);
+		if (attribute == null) {
+			return null;
+		}
+		Object[] arguments = invocation.getArguments();
+		EvaluationContext context = this.keys.context(attribute.method(), target, arguments);
+		List<String> names = this.keys.lockNames(attribute, context);
+		LockDefaults defaults = this.defaults.get();
+		Duration wait = (attribute.waitTime() != null) ? attribute.waitTime() : defaults.waitTime();
+		Duration lease = (attribute.leaseTime() != null) ? attribute.leaseTime() : defaults.leaseTime();
+		LockRegistry locks = registryOf(attribute);
+		if (locks == null) {
+			throw new IllegalStateException("@DistributedLock " + attribute.description()
+					+ " needs a LockRegistry bean and there is none; the method was not run. Configure Redis "
+					+ "(spring.data.redis.*) or declare a LockRegistry bean.");
+		}
+		if (attribute.holdAtLeast() != null && !locks.canKeepAfterUnlock()) {
+			throw new IllegalStateException("@DistributedLock " + attribute.description() + " sets holdAtLeast, but "
+					+ locks.getClass().getSimpleName() + " cannot keep a lock after its release (its holds do not "
+					+ "expire on their own, as ZooKeeper's last as long as the session); the method was not run. "
+					+ "Use a Redis, Redlock or table-lock registry, or drop holdAtLeast.");
+		}
+		return new LockedCall(attribute, locks, names, wait, lease, context, target, arguments);
+	}
+
+	/** Runs a method whose work ends when it returns, holding its locks on the calling thread. */
+	Object invokeLocked(MethodInvocation invocation, LockedCall call) throws Throwable {
+		List<DistLock> held = new ArrayList<>(call.names().size());
+		long start = System.nanoTime();
+		Throwable cause;
+		Map<String, LongSupplier> tokens;
+		try {
+			cause = LockOrigin.during(call.attribute().logicalName(), call.attribute().description(),
+					() -> acquireAll(call, start, held, (name, left) -> {
+						DistLock lock = call.locks().getLock(name);
+						return lock.tryLock(left, call.leaseTime()) ? lock : null;
+					}));
+			tokens = (held.size() == call.names().size()) ? fencingTokens(call.locks(), held) : null;
+		}
+		catch (Throwable ex) {
+			// Anything else (a closed registry, a hold lost meanwhile, an Error) reaches the caller as it is,
+			// but the locks taken so far must not stay held, renewed by the watchdog, with no one to release them.
+			releaseQuietly(held, UNLOCK, null, 0, call.attribute().description());
+			observeAcquisition(call, DistributedLockObserver.Outcome.FAILED, start);
+			throw ex;
+		}
+		if (tokens == null) {
+			releaseQuietly(held, UNLOCK, null, 0, call.attribute().description());
+			observeAcquisition(call, (cause == null) ? DistributedLockObserver.Outcome.TIMED_OUT
+					: DistributedLockObserver.Outcome.FAILED, start);
+			return onFailure(call, failure(call, start, cause));
+		}
+		observeAcquisition(call, DistributedLockObserver.Outcome.ACQUIRED, start);
+		long acquiredAt = System.nanoTime();
+
+		LockContext.push(tokens);
+		Throwable failure = null;
+		try {
+			return invocation.proceed();
+		}
+		catch (Throwable ex) {
+			failure = ex;
+			throw ex;
+		}
+		finally {
+			LockContext.pop();
+			releaseAfterTransaction(held, failure, call.attribute(), acquiredAt);
+		}
+	}
+
+	/**
+	 * Takes the call's locks in order within one wait budget, adding each to {@code held}; for the
+	 * thread-bound holds of {@link #invokeLocked} and the work-bound ones of {@link DeferredLocking}.
+	 * Anything other than a backend failure or an interrupt propagates; the caller releases what is
+	 * in {@code held}. A name the registry refuses (too long for a table's column, say) is reported
+	 * naming the method, whose key produced it: the registry's own message knows only the name.
+	 * @param take takes one lock within what is left of the wait; {@code null} if it stayed taken
+	 * @return why it stopped short (backend failure, interrupt), or {@code null}
+	 */
+	static <H> Throwable acquireAll(LockedCall call, long start, List<H> held, LockTaker<H> take) {
+		try {
+			for (String name : call.names()) {
+				Duration left = call.waitTime().minusNanos(System.nanoTime() - start);
+				H hold;
+				try {
+					hold = take.take(name, left.isNegative() ? Duration.ZERO : left);
+				}
+				catch (IllegalArgumentException refused) {
+					throw refusedName(call.attribute(), refused);
+				}
+				if (hold == null) {
+					return null;
+				}
+				held.add(hold);
+			}
+			return null;
+		}
+		catch (LockBackendException ex) {
+			return ex;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return ex;
+		}
+	}
+
+	/** @return the registry's refusal of a lock name, naming the method whose key produced it */
+	static IllegalArgumentException refusedName(LockAttribute attribute, IllegalArgumentException refused) {
+		return new IllegalArgumentException("@DistributedLock " + attribute.description()
+				+ ": the lock registry refused the lock name its key produced, and the method was not run: "
+				+ refused.getMessage(), refused);
+	}
+
+	/** Takes one lock, for a thread or for a piece of work. */
+	@FunctionalInterface
+	interface LockTaker<H> {
+
+		/** @return the hold, or {@code null} if another holder kept the lock for the whole wait */
+		H take(String name, Duration wait) throws InterruptedException;
+
+	}
+
+	/** @return what the method's policy is told: the locks it did not get, and why */
+	static LockFailure failure(LockedCall call, long start, Throwable cause) {
+		return new LockFailure(call.names(), call.attribute().method(), call.target(), call.arguments(),
+				Duration.ofNanos(System.nanoTime() - start), cause);
+	}
+
+	/** A registry without sound tokens (Redlock) gives none: {@link LockContext} says so when asked. */
+	private static Map<String, LongSupplier> fencingTokens(LockRegistry locks, List<DistLock> held) {
+		boolean offered = locks.offersFencingTokens();
+		Map<String, LongSupplier> tokens = new LinkedHashMap<>();
+		for (DistLock lock : held) {
+			tokens.put(lock.getName(), offered ? lock::getFencingToken : null);
+		}
+		return tokens;
+	}
+
+	void observeAcquisition(LockedCall call, DistributedLockObserver.Outcome outcome, long start) {
+		Duration waited = Duration.ofNanos(System.nanoTime() - start);
+		observe(observer -> observer.acquisition(call.attribute().logicalName(), call.attribute().registryName(),
+				outcome, waited));
+	}
+
+	void observeRelease(LockAttribute attribute, long acquiredAt) {
+		Duration heldFor = Duration.ofNanos(System.nanoTime() - acquiredAt);
+		observe(observer -> observer.released(attribute.logicalName(), attribute.registryName(), heldFor));
+	}
+
+	private void observe(Consumer<DistributedLockObserver> event) {
+		for (DistributedLockObserver observer : this.observers.get()) {
+			try {
+				event.accept(observer);
+			}
+			catch (RuntimeException ex) {
+				log.warn("DistributedLockObserver {} failed", observer, ex);
+			}
+		}
+	}
+
+	/**
+	 * @return what the method returns when its locks were not acquired: the failure handler's or
+	 * the fallback's value, or the {@link LockAcquisitionException} thrown for {@code THROW}
+	 */
+	Object onFailure(LockedCall call, LockFailure failure) throws Throwable {
+		LockAttribute attribute = call.attribute();
+		log.debug("@DistributedLock {} did not get {} within {} ms", attribute.description(), failure.lockNames(),
+				failure.waited().toMillis());
+		if (!attribute.failureHandler().isEmpty()) {
+			return this.beanFactory.getBean(attribute.failureHandler(), LockFailureHandler.class).handle(failure);
+		}
+		Throwable why = (failure.cause() != null) ? failure.cause() : refusalOf(call.locks(), failure);
+		return switch (attribute.onFailure()) {
+			case THROW -> throw new LockAcquisitionException(failure.lockNames(), failure.method(), failure.waited(), why);
+			case SKIP -> {
+				if (why != null && !(why instanceof InterruptedException)) {
+					this.skipWarnings.skipped(attribute, why);
+				}
+				yield skipValue(attribute, call.context());
+			}
+		};
+	}
+
+	/** @return the registry the method's locks come from, or {@code null} if there is none */
+	private LockRegistry registryOf(LockAttribute attribute) {
+		return attribute.registry().isEmpty() ? this.registry.getIfAvailable()
+				: this.beanFactory.getBean(attribute.registry(), LockRegistry.class);
+	}
+
+	/**
+	 * @return why the locks stayed taken when the registry knows better than "another holder kept
+	 * it" (its backend serves its restart grace), else {@code null}
+	 */
+	private static LockNotAcquiredException refusalOf(LockRegistry locks, LockFailure failure) {
+		return locks.restartGraceEnds()
+			.map(ends -> new LockNotAcquiredException(failure.lockNames().get(0), failure.waited(), ends))
+			.orElse(null);
+	}
+
+	private static Object skipValue(LockAttribute attribute, EvaluationContext context) {
+		Class<?> returnType = attribute.method().getReturnType();
+		if (attribute.deferred()) {
+			// The fallback is the value the future or stream carries; it is wrapped afterwards.
+			return (attribute.fallback() != null) ? attribute.fallback().getValue(context) : null;
+		}
+		if (attribute.fallback() != null) {
+			return attribute.fallback().getValue(context, ClassUtils.resolvePrimitiveIfNecessary(returnType));
+		}
+		if (returnType == boolean.class) {
+			return false;
+		}
+		if (returnType == char.class) {
+			return '\0';
+		}
+		if (returnType.isPrimitive() && returnType != void.class) {
+			return DefaultConversionService.getSharedInstance()
+				.convert(0, ClassUtils.resolvePrimitiveIfNecessary(returnType));
+		}
+		return null;
+	}
+
+	/**
+	 * Inside a running transaction the locks must outlive it: the next holder must see its commit.
+	 */
+	private void releaseAfterTransaction(List<DistLock> held, Throwable failure, LockAttribute attribute, long acquiredAt) {
+		if (TX_PRESENT && TransactionSynchronizationManager.isSynchronizationActive()) {
+			TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+				@Override
+				public void afterCompletion(int status) {
+					RuntimeException releaseFailure = releaseAll(held, UNLOCK, attribute, acquiredAt);
+					if (releaseFailure != null) {
+						log.warn("Could not release the locks of {} after its transaction: {}", attribute.description(),
+								releaseFailure.toString());
+					}
+					observeRelease(attribute, acquiredAt);
+				}
+			});
+			return;
+		}
+		try {
+			// A lost hold is reported to the caller (the method's exclusivity is in doubt), added to the
+			// method's own exception if it threw.
+			RuntimeException releaseFailure = releaseAll(held, UNLOCK, attribute, acquiredAt);
+			if (releaseFailure != null) {
+				if (failure != null) {
+					failure.addSuppressed(releaseFailure);
+				}
+				else {
+					throw releaseFailure;
+				}
+			}
+		}
+		finally {
+			observeRelease(attribute, acquiredAt);
+		}
+	}
+
+	/** Ends one hold, keeping the lock for {@code keep} after it if that is positive. */
+	@FunctionalInterface
+	interface HoldRelease<H> {
+
+		void release(H hold, Duration keep);
+
+	}
+
+	static final HoldRelease<DistLock> UNLOCK = (lock, keep) -> {
+		if (keep.isNegative() || keep.isZero()) {
+			lock.unlock();
+		}
+		else {
+			lock.unlockKeepingFor(keep);
+		}
+	};
+
+	static final HoldRelease<WorkHold> RELEASE_WORK = (hold, keep) -> {
+		if (keep.isNegative() || keep.isZero()) {
+			hold.release();
+		}
+		else {
+			hold.releaseKeepingFor(keep);
+		}
+	};
+
+	/**
+	 * The one release loop of every path: in reverse order of acquisition, each hold kept until the
+	 * attribute's {@code holdAtLeast} has passed if it has one, every hold tried whatever the others did.
+	 * @param attribute the method's attribute, or {@code null} to release at once (holds given back unused)
+	 * @return the first failure, the later ones suppressed in it, or {@code null}
+	 */
+	static <H> RuntimeException releaseAll(List<H> held, HoldRelease<H> release, LockAttribute attribute,
+			long acquiredAt) {
+		RuntimeException first = null;
+		for (int i = held.size() - 1; i >= 0; i--) {
+			try {
+				release.release(held.get(i), (attribute != null) ? attribute.keepAfter(acquiredAt) : Duration.ZERO);
+			}
+			catch (RuntimeException ex) {
+				if (first == null) {
+					first = ex;
+				}
+				else {
+					first.addSuppressed(ex);
+				}
+			}
+		}
+		return first;
+	}
+
+	/**
+	 * Releases as {@link #releaseAll}, where nobody is left to throw to (the work has ended, or the
+	 * call already fails for another reason): a failure is logged, with the method.
+	 */
+	static <H> void releaseQuietly(List<H> held, HoldRelease<H> release, LockAttribute attribute, long acquiredAt,
+			String description) {
+		RuntimeException failure = releaseAll(held, release, attribute, acquiredAt);
+		if (failure != null) {
+			log.warn("Could not release the locks of {}: {}{}", description, failure.toString(),
+					(failure.getSuppressed().length > 0) ? " (and " + failure.getSuppressed().length + " more)" : "");
+		}
+	}
+
+}
