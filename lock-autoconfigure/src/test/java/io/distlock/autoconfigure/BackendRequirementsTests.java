@@ -1,6 +1,7 @@
 package io.distlock.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -11,6 +12,7 @@ import org.springframework.boot.test.context.assertj.AssertableApplicationContex
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import io.distlock.LockRegistry;
+import io.distlock.annotation.DistributedLock;
 import io.distlock.jdbc.JdbcLockRegistry;
 
 /**
@@ -179,6 +181,22 @@ class BackendRequirementsTests {
 	}
 
 	@Test
+	void aMethodWithoutARegistryWhereThereIsNoDefaultSaysHowToChooseOneAtItsCall() {
+		withDatabase("two-named").withClassLoader(WITHOUT_REDIS)
+			.withUserConfiguration(Nightly.class)
+			.withPropertyValues("distlock.registries.tables.backend=jdbc", "distlock.registries.tables.create-schema=true",
+					"distlock.registries.audit.backend=jdbc", "distlock.registries.audit.table-name=audit_locks",
+					"distlock.registries.audit.create-schema=true")
+			.run(context -> {
+				assertThat(context).hasNotFailed();
+				assertThatThrownBy(() -> context.getBean(Nightly.class).report()).isInstanceOf(IllegalStateException.class)
+					.hasMessageContaining("needs a LockRegistry bean and there is none")
+					.hasMessageContaining("@DistributedLock(registry = \"<bean name>\")")
+					.hasMessageNotContaining("spring.data.redis");
+			});
+	}
+
+	@Test
 	void aNamedRegistryDoesNotStandInForTheChosenDefaultBackend() {
 		withDatabase("named-beside-zk").withClassLoader(new FilteredClassLoader("org.apache.curator"))
 			.withPropertyValues("distlock.backend=zookeeper", "distlock.registries.tables.backend=jdbc",
@@ -198,6 +216,14 @@ class BackendRequirementsTests {
 		FailureAnalysis analysis = new InvalidDistLockPropertyFailureAnalyzer().analyze(context.getStartupFailure());
 		assertThat(analysis).as("failure analysis of %s", context.getStartupFailure()).isNotNull();
 		return analysis;
+	}
+
+	public static class Nightly {
+
+		@DistributedLock(key = "'nightly-report'")
+		public void report() {
+		}
+
 	}
 
 }
