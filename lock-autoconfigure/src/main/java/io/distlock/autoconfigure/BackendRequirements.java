@@ -46,7 +46,7 @@ final class BackendRequirements {
 	static final String JDBC_BEAN_ADVICE = "spring-boot-starter-jdbc creates one from spring.datasource.*; "
 			+ "of several, mark the one for locks @Primary";
 
-	static final String CURATOR_DEPENDENCY = "org.apache.curator:curator-framework (distlock is built with 5.9.0)";
+	static final String CURATOR_DEPENDENCY = "org.apache.curator:curator-framework";
 
 	private final ListableBeanFactory beanFactory;
 
@@ -78,7 +78,8 @@ final class BackendRequirements {
 	 * @throws InvalidDistLockPropertyException if {@code className} is not on the classpath
 	 */
 	void requireClass(String property, Object backend, String className, String dependency) {
-		requireClass(property, backend, className, dependency, "set " + property + " to another backend (redis, jdbc or zookeeper)");
+		requireClass(property, backend, className, dependency,
+				"set " + property + " to another backend (redis, jdbc or zookeeper)");
 	}
 
 	/**

@@ -1,14 +1,5 @@
 package io.distlock.autoconfigure;
 
-import org.springframework.beans.factory.InitializingBean;
-import org.springframework.beans.factory.ListableBeanFactory;
-import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
-import org.springframework.beans.factory.support.AbstractBeanDefinition;
-import org.springframework.core.env.Environment;
-
-import io.distlock.LockRegistry;
-import io.distlock.autoconfigure.DistLockProperties.Backend;
-
 import static io.distlock.autoconfigure.BackendRequirements.CURATOR_CLASS;
 import static io.distlock.autoconfigure.BackendRequirements.CURATOR_DEPENDENCY;
 import static io.distlock.autoconfigure.BackendRequirements.LETTUCE_CLASS;
@@ -17,6 +8,15 @@ import static io.distlock.autoconfigure.BackendRequirements.LETTUCE_DEPENDENCY;
 import static io.distlock.autoconfigure.BackendRequirements.REDIS_BEAN_ADVICE;
 import static io.distlock.autoconfigure.BackendRequirements.REDIS_CLASS;
 import static io.distlock.autoconfigure.BackendRequirements.REDIS_DEPENDENCY;
+
+import org.springframework.beans.factory.InitializingBean;
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.beans.factory.support.AbstractBeanDefinition;
+import org.springframework.core.env.Environment;
+
+import io.distlock.LockRegistry;
+import io.distlock.autoconfigure.DistLockProperties.Backend;
 
 /**
  * Stops start-up when the default registry could not be created, naming what the backend chosen by
@@ -32,6 +32,8 @@ final class DefaultRegistryCheck implements InitializingBean {
 
 	private static final String PROPERTY = "distlock.backend";
 
+	private static final String NODES = "distlock.redlock.nodes";
+
 	private final DistLockProperties properties;
 
 	private final Environment environment;
@@ -40,8 +42,7 @@ final class DefaultRegistryCheck implements InitializingBean {
 
 	private final BackendRequirements requirements;
 
-	DefaultRegistryCheck(DistLockProperties properties, Environment environment,
-			ListableBeanFactory beanFactory) {
+	DefaultRegistryCheck(DistLockProperties properties, Environment environment, ListableBeanFactory beanFactory) {
 		this.properties = properties;
 		this.environment = environment;
 		this.beanFactory = beanFactory;
@@ -65,8 +66,8 @@ final class DefaultRegistryCheck implements InitializingBean {
 				if (this.properties.getRedlock().isConfigured()) {
 					String otherwise = "remove distlock.redlock.nodes to lock on the Redis of spring.data.redis";
 					Object nodes = RedisUriText.redact(this.properties.getRedlock().getNodes());
-					this.requirements.requireClass("distlock.redlock.nodes", nodes, LETTUCE_CLASS, LETTUCE_DEPENDENCY, otherwise);
-					this.requirements.requireClass("distlock.redlock.nodes", nodes, LETTUCE_CUSTOMIZER_CLASS, REDIS_DEPENDENCY, otherwise);
+					this.requirements.requireClass(NODES, nodes, LETTUCE_CLASS, LETTUCE_DEPENDENCY, otherwise);
+					this.requirements.requireClass(NODES, nodes, LETTUCE_CUSTOMIZER_CLASS, REDIS_DEPENDENCY, otherwise);
 				}
 				else {
 					this.requirements.requireBean(PROPERTY, shown, this.requirements.load(REDIS_CLASS), REDIS_BEAN_ADVICE);

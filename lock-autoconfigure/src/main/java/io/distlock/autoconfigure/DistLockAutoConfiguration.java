@@ -49,7 +49,9 @@ import io.lettuce.core.resource.ClientResources;
  * the application's own Redis connection factory, so that single-node, Sentinel and Cluster set-ups
  * configured under {@code spring.data.redis.*} just work; or the table lock with
  * {@code distlock.backend=jdbc}; or ZooKeeper with {@code distlock.backend=zookeeper}. Each backend's configuration carries its own class conditions, so the
- * table lock needs no Spring Data Redis. Backs off when the application defines its own registry.
+ * table lock needs no Spring Data Redis; when none applies for want of a library or a bean, the
+ * {@link DefaultRegistryCheck} stops start-up naming what to add. Backs off when the application
+ * defines its own registry.
  */
 @AutoConfiguration(after = SslAutoConfiguration.class,
 		afterName = { "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",

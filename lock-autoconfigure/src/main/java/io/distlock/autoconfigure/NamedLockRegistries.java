@@ -1,5 +1,16 @@
 package io.distlock.autoconfigure;
 
+import static io.distlock.autoconfigure.BackendRequirements.CURATOR_CLASS;
+import static io.distlock.autoconfigure.BackendRequirements.CURATOR_DEPENDENCY;
+import static io.distlock.autoconfigure.BackendRequirements.JDBC_CLASS;
+import static io.distlock.autoconfigure.BackendRequirements.JDBC_DEPENDENCY;
+import static io.distlock.autoconfigure.BackendRequirements.LETTUCE_CLASS;
+import static io.distlock.autoconfigure.BackendRequirements.LETTUCE_CUSTOMIZER_CLASS;
+import static io.distlock.autoconfigure.BackendRequirements.LETTUCE_DEPENDENCY;
+import static io.distlock.autoconfigure.BackendRequirements.REDIS_BEAN_ADVICE;
+import static io.distlock.autoconfigure.BackendRequirements.REDIS_CLASS;
+import static io.distlock.autoconfigure.BackendRequirements.REDIS_DEPENDENCY;
+
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -36,17 +47,6 @@ import io.distlock.redis.RedisLockRegistry;
 import io.distlock.redlock.RedlockLockRegistry;
 import io.distlock.zookeeper.ZooKeeperLockRegistry;
 import io.lettuce.core.resource.ClientResources;
-
-import static io.distlock.autoconfigure.BackendRequirements.CURATOR_CLASS;
-import static io.distlock.autoconfigure.BackendRequirements.CURATOR_DEPENDENCY;
-import static io.distlock.autoconfigure.BackendRequirements.JDBC_CLASS;
-import static io.distlock.autoconfigure.BackendRequirements.JDBC_DEPENDENCY;
-import static io.distlock.autoconfigure.BackendRequirements.LETTUCE_CLASS;
-import static io.distlock.autoconfigure.BackendRequirements.LETTUCE_CUSTOMIZER_CLASS;
-import static io.distlock.autoconfigure.BackendRequirements.LETTUCE_DEPENDENCY;
-import static io.distlock.autoconfigure.BackendRequirements.REDIS_BEAN_ADVICE;
-import static io.distlock.autoconfigure.BackendRequirements.REDIS_CLASS;
-import static io.distlock.autoconfigure.BackendRequirements.REDIS_DEPENDENCY;
 
 /**
  * Registers the registries named under {@code distlock.registries.<name>}: one bean each, under its
