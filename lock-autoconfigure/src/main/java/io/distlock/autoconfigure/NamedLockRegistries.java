@@ -32,8 +32,8 @@ import org.springframework.boot.ssl.SslBundles;
 import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.core.env.Environment;
 import org.springframework.core.type.AnnotationMetadata;
-import org.springframework.util.ClassUtils;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.util.ClassUtils;
 
 import io.distlock.LockListener;
 import io.distlock.LockRegistry;
