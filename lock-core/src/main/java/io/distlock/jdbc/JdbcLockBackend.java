@@ -132,9 +132,11 @@ public final class JdbcLockBackend implements LockBackend {
 			root = root.getCause();
 		}
 		String message = String.valueOf(root.getMessage());
-		// H2 appends the whole statement and a multi-line help text; the first line says it all.
+		// H2 appends "; SQL statement:" and the statement on the next lines; the first part says it all.
 		int newline = message.indexOf('\n');
-		return (newline > 0) ? message.substring(0, newline).trim() : message;
+		String first = (newline > 0) ? message.substring(0, newline).trim() : message;
+		int statement = first.indexOf("; SQL statement");
+		return (statement > 0) ? first.substring(0, statement) : first;
 	}
 
 	/**
