@@ -7,6 +7,7 @@ import javax.sql.DataSource;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -23,6 +24,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
+import org.springframework.core.env.Environment;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
@@ -47,7 +49,9 @@ import io.lettuce.core.resource.ClientResources;
  * the application's own Redis connection factory, so that single-node, Sentinel and Cluster set-ups
  * configured under {@code spring.data.redis.*} just work; or the table lock with
  * {@code distlock.backend=jdbc}; or ZooKeeper with {@code distlock.backend=zookeeper}. Each backend's configuration carries its own class conditions, so the
- * table lock needs no Spring Data Redis. Backs off when the application defines its own registry.
+ * table lock needs no Spring Data Redis; when none applies for want of a library or a bean, the
+ * {@link DefaultRegistryCheck} stops start-up naming what to add. Backs off when the application
+ * defines its own registry.
  */
 @AutoConfiguration(after = SslAutoConfiguration.class,
 		afterName = { "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
@@ -76,6 +80,12 @@ public class DistLockAutoConfiguration {
 	@ConditionalOnMissingBean
 	LockWatchdog distLockWatchdog() {
 		return LockWatchdog.create();
+	}
+
+	@Bean
+	DefaultRegistryCheck distLockDefaultRegistryCheck(DistLockProperties properties, Environment environment,
+			ListableBeanFactory beanFactory) {
+		return new DefaultRegistryCheck(properties, environment, beanFactory);
 	}
 
 	static LockEngineOptions engineOptions(DistLockProperties properties, ObjectProvider<LockListener> listeners,
@@ -191,16 +201,23 @@ public class DistLockAutoConfiguration {
 		@ConditionalOnSingleCandidate(DataSource.class)
 		JdbcLockRegistry jdbcLockRegistry(DataSource dataSource, DistLockProperties properties,
 				ObjectProvider<LockListener> listeners, LockWatchdog watchdog) {
-			return registry(dataSource, properties.getJdbc().getTableName(), properties.getJdbc().isCreateSchema(),
-					engineOptions(properties, listeners, watchdog));
+			return registry("distlock.jdbc", dataSource, properties.getJdbc().getTableName(),
+					properties.getJdbc().isCreateSchema(), engineOptions(properties, listeners, watchdog));
 		}
 
-		/** A table lock on {@code tableName}, its tables created first if asked; also for named registries. */
-		static JdbcLockRegistry registry(DataSource dataSource, String tableName, boolean createSchema,
+		/**
+		 * A table lock on {@code tableName}, its tables created first if asked, else checked to exist;
+		 * also for named registries.
+		 * @param prefix where {@code table-name} and {@code create-schema} were set, for the failure
+		 */
+		static JdbcLockRegistry registry(String prefix, DataSource dataSource, String tableName, boolean createSchema,
 				LockEngineOptions options) {
 			JdbcLockBackend backend = new JdbcLockBackend(dataSource, tableName);
 			if (createSchema) {
 				backend.createSchema();
+			}
+			else {
+				BackendRequirements.requireSchema(prefix, backend, tableName);
 			}
 			return new JdbcLockRegistry(backend, options);
 		}

@@ -1,5 +1,16 @@
 package io.distlock.autoconfigure;
 
+import static io.distlock.autoconfigure.BackendRequirements.CURATOR_CLASS;
+import static io.distlock.autoconfigure.BackendRequirements.CURATOR_DEPENDENCY;
+import static io.distlock.autoconfigure.BackendRequirements.JDBC_CLASS;
+import static io.distlock.autoconfigure.BackendRequirements.JDBC_DEPENDENCY;
+import static io.distlock.autoconfigure.BackendRequirements.LETTUCE_CLASS;
+import static io.distlock.autoconfigure.BackendRequirements.LETTUCE_CUSTOMIZER_CLASS;
+import static io.distlock.autoconfigure.BackendRequirements.LETTUCE_DEPENDENCY;
+import static io.distlock.autoconfigure.BackendRequirements.REDIS_BEAN_ADVICE;
+import static io.distlock.autoconfigure.BackendRequirements.REDIS_CLASS;
+import static io.distlock.autoconfigure.BackendRequirements.REDIS_DEPENDENCY;
+
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -8,6 +19,7 @@ import javax.sql.DataSource;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
@@ -49,17 +61,6 @@ class NamedLockRegistries implements ImportBeanDefinitionRegistrar {
 
 	private static final String PREFIX = "distlock.registries";
 
-	private static final String REDIS_CLASS = "org.springframework.data.redis.connection.RedisConnectionFactory";
-
-	private static final String LETTUCE_CLASS = "io.lettuce.core.RedisClient";
-
-	private static final String LETTUCE_CUSTOMIZER_CLASS =
-			"org.springframework.boot.data.redis.autoconfigure.LettuceClientConfigurationBuilderCustomizer";
-
-	private static final String JDBC_CLASS = "org.springframework.jdbc.core.JdbcTemplate";
-
-	private static final String CURATOR_CLASS = "org.apache.curator.framework.CuratorFramework";
-
 	private final Environment environment;
 
 	NamedLockRegistries(Environment environment) {
@@ -71,7 +72,7 @@ class NamedLockRegistries implements ImportBeanDefinitionRegistrar {
 		Map<String, NamedRegistry> named = Binder.get(this.environment)
 			.bind(PREFIX, Bindable.mapOf(String.class, NamedRegistry.class))
 			.orElse(Map.of());
-		BeanFactory beanFactory = (BeanFactory) registry;
+		ListableBeanFactory beanFactory = (ListableBeanFactory) registry;
 		named.forEach((name, declared) -> {
 			RootBeanDefinition definition = new RootBeanDefinition();
 			definition.setTargetType(registryType(declared));
@@ -96,6 +97,10 @@ class NamedLockRegistries implements ImportBeanDefinitionRegistrar {
 		};
 	}
 
+	private static boolean present(String className) {
+		return ClassUtils.isPresent(className, NamedLockRegistries.class.getClassLoader());
+	}
+
 	/** The application's watchdog, which Spring then stops only after this registry. */
 	private static LockWatchdog watchdog(String registryName, BeanFactory beanFactory) {
 		LockWatchdog watchdog = beanFactory.getBean(LockWatchdog.class);
@@ -107,73 +112,55 @@ class NamedLockRegistries implements ImportBeanDefinitionRegistrar {
 		return watchdog;
 	}
 
-	private static boolean present(String className) {
-		return ClassUtils.isPresent(className, NamedLockRegistries.class.getClassLoader());
-	}
-
-	private static LockRegistry create(String name, BeanFactory beanFactory) {
+	private static LockRegistry create(String name, ListableBeanFactory beanFactory) {
 		// The properties bean is validated when created: every named registry's settings are checked there.
 		DistLockProperties properties = beanFactory.getBean(DistLockProperties.class);
 		NamedRegistry declared = properties.getRegistries().get(name);
 		String prefix = PREFIX + "." + name;
 		ObjectProvider<LockListener> listeners = beanFactory.getBeanProvider(LockListener.class);
+		BackendRequirements requirements = new BackendRequirements(beanFactory);
 		Duration watchdogTimeout = (declared.getWatchdogTimeout() != null) ? declared.getWatchdogTimeout()
 				: properties.getWatchdog().getTimeout();
 		LockEngineOptions options = DistLockAutoConfiguration.engineOptions(properties, listeners, watchdogTimeout,
 				watchdog(name, beanFactory));
 		return switch (declared.getBackend()) {
 			case REDIS -> {
-				requireClass(prefix, Backend.REDIS, REDIS_CLASS, "spring-boot-starter-data-redis");
-				yield RedisRegistries.create(prefix, declared, properties, options, beanFactory);
+				requirements.requireClass(prefix + ".backend", Backend.REDIS, REDIS_CLASS, REDIS_DEPENDENCY);
+				yield RedisRegistries.create(prefix, declared, properties, options, beanFactory, requirements);
 			}
 			case JDBC -> {
-				requireClass(prefix, Backend.JDBC, JDBC_CLASS, "spring-boot-starter-jdbc");
-				yield JdbcRegistries.create(prefix, declared, properties, options, beanFactory);
+				requirements.requireClass(prefix + ".backend", Backend.JDBC, JDBC_CLASS, JDBC_DEPENDENCY);
+				yield JdbcRegistries.create(prefix, declared, properties, options, requirements);
 			}
 			case ZOOKEEPER -> {
-				requireClass(prefix, Backend.ZOOKEEPER, CURATOR_CLASS, "curator-framework");
-				yield ZooKeeperRegistries.create(prefix, declared, properties, options, beanFactory);
+				requirements.requireClass(prefix + ".backend", Backend.ZOOKEEPER, CURATOR_CLASS, CURATOR_DEPENDENCY);
+				yield ZooKeeperRegistries.create(prefix, declared, properties, options, requirements);
 			}
 		};
-	}
-
-	private static void requireClass(String prefix, Backend backend, String className, String dependency) {
-		if (!present(className)) {
-			throw new InvalidDistLockPropertyException(prefix + ".backend", backend,
-					"needs " + className + " on the classpath", "Add " + dependency + ", or choose another backend.");
-		}
-	}
-
-	/** @return the application's one bean of {@code type}; none or several stops start-up naming the property */
-	private static <T> T required(String prefix, Backend backend, BeanFactory beanFactory, Class<T> type, String how) {
-		T found = beanFactory.getBeanProvider(type).getIfUnique();
-		if (found == null) {
-			throw new InvalidDistLockPropertyException(prefix + ".backend", backend,
-					"needs exactly one " + type.getSimpleName() + " bean, and the application has none or several",
-					"Add one (" + how + "), or choose another backend for this registry.");
-		}
-		return found;
 	}
 
 	/** Loaded only for a Redis registry, so that Spring Data Redis may be absent otherwise. */
 	private static final class RedisRegistries {
 
 		static LockRegistry create(String prefix, NamedRegistry declared, DistLockProperties properties,
-				LockEngineOptions options, BeanFactory beanFactory) {
+				LockEngineOptions options, ListableBeanFactory beanFactory, BackendRequirements requirements) {
 			String keyPrefix = (declared.getKeyPrefix() != null) ? declared.getKeyPrefix() : properties.getKeyPrefix();
 			if (!declared.getRedlockNodes().isEmpty()) {
-				requireClass(prefix, Backend.REDIS, LETTUCE_CLASS, "lettuce-core (Redlock connects its masters with Lettuce)");
-				requireClass(prefix, Backend.REDIS, LETTUCE_CUSTOMIZER_CLASS, "spring-boot-data-redis");
+				String property = prefix + ".redlock-nodes";
+				String otherwise = "remove " + property + " to lock on the application's own Redis";
+				Object shown = RedisUriText.redact(declared.getRedlockNodes());
+				requirements.requireClass(property, shown, LETTUCE_CLASS, LETTUCE_DEPENDENCY, otherwise);
+				requirements.requireClass(property, shown, LETTUCE_CUSTOMIZER_CLASS, REDIS_DEPENDENCY, otherwise);
 				return redlock(prefix, declared.getRedlockNodes(), keyPrefix, properties, options, beanFactory);
 			}
-			RedisConnectionFactory connectionFactory = required(prefix, Backend.REDIS, beanFactory,
-					RedisConnectionFactory.class, "configure spring.data.redis.*");
+			RedisConnectionFactory connectionFactory = requirements.requireBean(prefix + ".backend", Backend.REDIS,
+					RedisConnectionFactory.class, REDIS_BEAN_ADVICE);
 			return new RedisLockRegistry(connectionFactory, keyPrefix, options);
 		}
 
 		/** A Redlock over its own masters, connected as the default Redlock registry connects them. */
 		private static LockRegistry redlock(String prefix, List<String> listed, String keyPrefix,
-				DistLockProperties properties, LockEngineOptions options, BeanFactory beanFactory) {
+				DistLockProperties properties, LockEngineOptions options, ListableBeanFactory beanFactory) {
 			return DistLockAutoConfiguration.RedlockRegistryConfiguration.registry(prefix + ".redlock-nodes", listed,
 					keyPrefix, properties, options, beanFactory.getBeanProvider(SslBundles.class).getIfAvailable(),
 					new RedlockNodeConnections.Customizations(
@@ -188,10 +175,9 @@ class NamedLockRegistries implements ImportBeanDefinitionRegistrar {
 	private static final class JdbcRegistries {
 
 		static LockRegistry create(String prefix, NamedRegistry declared, DistLockProperties properties,
-				LockEngineOptions options, BeanFactory beanFactory) {
-			DataSource dataSource = required(prefix, Backend.JDBC, beanFactory, DataSource.class,
-					"configure spring.datasource.*");
-			return DistLockAutoConfiguration.JdbcRegistryConfiguration.registry(dataSource,
+				LockEngineOptions options, BackendRequirements requirements) {
+			DataSource dataSource = requirements.requireDataSource(prefix + ".backend");
+			return DistLockAutoConfiguration.JdbcRegistryConfiguration.registry(prefix, dataSource,
 					(declared.getTableName() != null) ? declared.getTableName() : properties.getJdbc().getTableName(),
 					(declared.getCreateSchema() != null) ? declared.getCreateSchema() : properties.getJdbc().isCreateSchema(),
 					options);
@@ -203,9 +189,10 @@ class NamedLockRegistries implements ImportBeanDefinitionRegistrar {
 	private static final class ZooKeeperRegistries {
 
 		static LockRegistry create(String prefix, NamedRegistry declared, DistLockProperties properties,
-				LockEngineOptions options, BeanFactory beanFactory) {
-			CuratorFramework curator = DistLockAutoConfiguration.ZooKeeperRegistryConfiguration.started(required(prefix,
-					Backend.ZOOKEEPER, beanFactory, CuratorFramework.class, "define a CuratorFramework bean for the ensemble"));
+				LockEngineOptions options, BackendRequirements requirements) {
+			CuratorFramework curator = DistLockAutoConfiguration.ZooKeeperRegistryConfiguration.started(requirements.requireBean(
+					prefix + ".backend", Backend.ZOOKEEPER, CuratorFramework.class,
+					"a @Bean CuratorFramework connected to the ensemble"));
 			return new ZooKeeperLockRegistry(curator,
 					(declared.getBasePath() != null) ? declared.getBasePath() : properties.getZookeeper().getBasePath(),
 					options);

@@ -215,9 +215,9 @@ class PerMethodRegistryTests {
 			.hasStackTraceContaining("distlock.registries.tableLocks.table-name")
 			.hasStackTraceContaining("does not apply to a REDIS registry");
 		assertThatThrownBy(() -> start(AuditOnlyConfiguration.class, "distlock.registries.zkLocks.backend=zookeeper",
-				"distlock.registries.tableLocks.backend=jdbc"))
+				"distlock.registries.tableLocks.backend=jdbc", "distlock.registries.tableLocks.create-schema=true"))
 			.hasStackTraceContaining("distlock.registries.zkLocks.backend")
-			.hasStackTraceContaining("needs exactly one CuratorFramework bean");
+			.hasStackTraceContaining("needs one CuratorFramework bean, and the application has none");
 		assertThatThrownBy(() -> start(AuditOnlyConfiguration.class, "distlock.registries.default.backend=jdbc",
 				"distlock.registries.tableLocks.backend=jdbc"))
 			.hasStackTraceContaining("distlock.registries.default")

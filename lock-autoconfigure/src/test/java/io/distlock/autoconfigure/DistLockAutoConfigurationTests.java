@@ -442,12 +442,6 @@ class DistLockAutoConfigurationTests {
 	}
 
 	@Test
-	void withoutSpringDataRedisThereIsNoRegistry() {
-		runner().withClassLoader(new FilteredClassLoader(RedisConnectionFactory.class))
-			.run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(LockRegistry.class));
-	}
-
-	@Test
 	void blankKeyPrefixFailsStartUpNamingTheProperty() {
 		assertStartupFailure("distlock.key-prefix", "Set distlock.key-prefix", "distlock.key-prefix= ");
 	}

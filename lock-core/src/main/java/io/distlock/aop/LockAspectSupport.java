@@ -96,8 +96,10 @@ final class LockAspectSupport {
 		LockRegistry locks = registryOf(attribute);
 		if (locks == null) {
 			throw new IllegalStateException("@DistributedLock " + attribute.description()
-					+ " needs a LockRegistry bean and there is none; the method was not run. Configure Redis "
-					+ "(spring.data.redis.*) or declare a LockRegistry bean.");
+					+ " needs a LockRegistry bean and there is none; the method was not run. Choose one of the "
+					+ "application's registries with @DistributedLock(registry = \"<bean name>\"), or give the "
+					+ "application a default one: a LockRegistry bean, or distlock's auto-configuration "
+					+ "(distlock.backend and its backend's settings).");
 		}
 		if (attribute.holdAtLeast() != null && !locks.canKeepAfterUnlock()) {
 			throw new IllegalStateException("@DistributedLock " + attribute.description() + " sets holdAtLeast, but "

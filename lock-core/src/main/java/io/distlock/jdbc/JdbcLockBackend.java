@@ -8,12 +8,14 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.Consumer;
 
 import javax.sql.DataSource;
 
 import org.springframework.core.io.ClassPathResource;
 import org.springframework.dao.DuplicateKeyException;
+import org.springframework.jdbc.BadSqlGrammarException;
 import org.springframework.dao.PessimisticLockingFailureException;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
@@ -92,6 +94,49 @@ public final class JdbcLockBackend implements LockBackend {
 				this.jdbc.execute(statement.trim());
 			}
 		}
+	}
+
+	/**
+	 * Reads both tables the way the lock does, so that a schema that was never created (or was
+	 * created under another name) is found at start-up rather than by every lock call. Only a
+	 * statement the database rejects counts as missing schema; an unreachable database still throws.
+	 * @return what is missing, such as {@code "table app_locks does not exist"}, or empty if the
+	 * lock table and its fencing counter are in place
+	 */
+	public Optional<String> schemaProblem() {
+		try {
+			this.jdbc.queryForList("SELECT lock_name, owner_id, hold_count, fencing_token, expires_at FROM " + this.table
+					+ " WHERE 1 = 0");
+		}
+		catch (BadSqlGrammarException ex) {
+			return Optional.of("table " + this.table + " does not exist, or lacks distlock's columns ("
+					+ rootMessage(ex) + ")");
+		}
+		List<Map<String, Object>> counter;
+		try {
+			counter = this.jdbc.queryForList("SELECT last_token FROM " + this.fencingTable + " WHERE id = 1");
+		}
+		catch (BadSqlGrammarException ex) {
+			return Optional.of("table " + this.fencingTable + " (the fencing counter of " + this.table
+					+ ") does not exist, or lacks distlock's columns (" + rootMessage(ex) + ")");
+		}
+		if (counter.isEmpty()) {
+			return Optional.of("table " + this.fencingTable + " has no counter row (id = 1)");
+		}
+		return Optional.empty();
+	}
+
+	private static String rootMessage(Exception ex) {
+		Throwable root = ex;
+		while (root.getCause() != null && root.getCause() != root) {
+			root = root.getCause();
+		}
+		String message = String.valueOf(root.getMessage());
+		// H2 appends "; SQL statement:" and the statement on the next lines; the first part says it all.
+		int newline = message.indexOf('\n');
+		String first = (newline > 0) ? message.substring(0, newline).trim() : message;
+		int statement = first.indexOf("; SQL statement");
+		return (statement > 0) ? first.substring(0, statement) : first;
 	}
 
 	/**
