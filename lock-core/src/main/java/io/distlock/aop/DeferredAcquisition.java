@@ -113,7 +113,8 @@ final class DeferredAcquisition {
 	}
 
 	private void acquired() {
-		this.locking.observeAcquisition(this.call, DistributedLockObserver.Outcome.ACQUIRED, this.start);
+		this.locking.observeAcquisition(this.call, DistributedLockObserver.Outcome.ACQUIRED,
+				LockAspectSupport.waitedSince(this.start));
 		DeferredLocking.Acquired acquired = new DeferredLocking.Acquired(List.copyOf(this.held), null, System.nanoTime());
 		if (!this.result.complete(acquired)) {
 			releaseHeld();
@@ -122,16 +123,18 @@ final class DeferredAcquisition {
 
 	/** Not acquired within the wait ({@code cause == null}), or the backend failed: the method's policy answers. */
 	private void stopShort(Throwable cause) {
+		Duration waited = LockAspectSupport.waitedSince(this.start);
 		releaseHeld();
 		this.locking.observeAcquisition(this.call, (cause == null) ? DistributedLockObserver.Outcome.TIMED_OUT
-				: DistributedLockObserver.Outcome.FAILED, this.start);
-		this.result.complete(new DeferredLocking.Acquired(List.of(), LockAspectSupport.failure(this.call, this.start, cause), 0));
+				: DistributedLockObserver.Outcome.FAILED, waited);
+		this.result.complete(new DeferredLocking.Acquired(List.of(), LockAspectSupport.failure(this.call, waited, cause), 0));
 	}
 
 	/** Anything else (a closed registry, a refused name, an Error) reaches the subscriber as it is. */
 	private void fail(Throwable ex) {
+		Duration waited = LockAspectSupport.waitedSince(this.start);
 		releaseHeld();
-		this.locking.observeAcquisition(this.call, DistributedLockObserver.Outcome.FAILED, this.start);
+		this.locking.observeAcquisition(this.call, DistributedLockObserver.Outcome.FAILED, waited);
 		this.result.completeExceptionally(ex);
 	}
 

@@ -1,5 +1,6 @@
 package io.distlock.aop;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -183,30 +184,31 @@ final class DeferredLocking {
 		}
 		catch (RuntimeException | Error ex) {
 			giveBack(call, held);
-			this.support.observeAcquisition(call, DistributedLockObserver.Outcome.FAILED, start);
+			observeAcquisition(call, DistributedLockObserver.Outcome.FAILED, LockAspectSupport.waitedSince(start));
 			throw ex;
 		}
+		Duration waited = LockAspectSupport.waitedSince(start);
 		if (held.size() == call.names().size()) {
-			this.support.observeAcquisition(call, DistributedLockObserver.Outcome.ACQUIRED, start);
+			observeAcquisition(call, DistributedLockObserver.Outcome.ACQUIRED, waited);
 			return new Acquired(List.copyOf(held), null, System.nanoTime());
 		}
 		giveBack(call, held);
-		this.support.observeAcquisition(call, (cause == null) ? DistributedLockObserver.Outcome.TIMED_OUT
-				: DistributedLockObserver.Outcome.FAILED, start);
-		return new Acquired(List.of(), LockAspectSupport.failure(call, start, cause), 0);
+		observeAcquisition(call, (cause == null) ? DistributedLockObserver.Outcome.TIMED_OUT
+				: DistributedLockObserver.Outcome.FAILED, waited);
+		return new Acquired(List.of(), LockAspectSupport.failure(call, waited, cause), 0);
 	}
 
 	/**
 	 * Releases the call's holds in reverse order. The work has ended, so nobody is left to throw to:
-	 * a hold lost meanwhile was reported to the {@code LockListener}s already, and is logged here.
+	 * a hold lost meanwhile was reported to the {@code LockListener}s already, and is logged.
 	 */
 	void release(LockedCall call, Acquired acquired) {
 		if (!acquired.released().compareAndSet(false, true)) {
 			return;
 		}
 		try {
-			LockAspectSupport.releaseQuietly(acquired.holds(), LockAspectSupport.RELEASE_WORK, call.attribute(),
-					acquired.acquiredAt(), call.attribute().description());
+			LockAspectSupport.releaseQuietly(acquired.holds(), LockAspectSupport.RELEASE_WORK, WorkHold::lockName,
+					call.attribute(), acquired.acquiredAt(), call.attribute().description());
 		}
 		finally {
 			if (!acquired.holds().isEmpty()) {
@@ -217,15 +219,16 @@ final class DeferredLocking {
 
 	/** Gives back holds taken for work that will not run, at once (no {@code holdAtLeast}). */
 	static void giveBack(LockedCall call, List<WorkHold> held) {
-		LockAspectSupport.releaseQuietly(held, LockAspectSupport.RELEASE_WORK, null, 0, call.attribute().description());
+		LockAspectSupport.releaseQuietly(held, LockAspectSupport.RELEASE_WORK, WorkHold::lockName, null, 0,
+				call.attribute().description());
 	}
 
 	Object failureValue(LockedCall call, LockFailure failure) throws Throwable {
 		return this.support.onFailure(call, failure);
 	}
 
-	void observeAcquisition(LockedCall call, DistributedLockObserver.Outcome outcome, long start) {
-		this.support.observeAcquisition(call, outcome, start);
+	void observeAcquisition(LockedCall call, DistributedLockObserver.Outcome outcome, Duration waited) {
+		this.support.observeAcquisition(call, outcome, waited);
 	}
 
 	static ThreadFactory daemon(String prefix) {

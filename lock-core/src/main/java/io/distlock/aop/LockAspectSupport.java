@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
@@ -40,11 +41,11 @@ import io.distlock.annotation.LockFailureHandler;
  * each kept for {@code holdAtLeast}, after the surrounding transaction if one is active.
  *
  * <p>The blocking path runs here; {@link DeferredLocking} runs futures and Reactor types over the
- * same steps, with holds that belong to the work instead of the thread.
+ * same steps (all but the transaction), with holds that belong to the work instead of the thread.
  */
 final class LockAspectSupport {
 
-	/** The interceptor's name: what operators have always filtered the aspect's logs by. */
+	/** Under the interceptor's name, which the aspect's messages have always had (and under io.distlock.aop). */
 	private static final Logger log = LoggerFactory.getLogger(DistributedLockInterceptor.class);
 
 	private static final boolean TX_PRESENT = ClassUtils.isPresent(
@@ -127,17 +128,18 @@ final class LockAspectSupport {
 		catch (Throwable ex) {
 			// Anything else (a closed registry, a hold lost meanwhile, an Error) reaches the caller as it is,
 			// but the locks taken so far must not stay held, renewed by the watchdog, with no one to release them.
-			releaseQuietly(held, UNLOCK, null, 0, call.attribute().description());
-			observeAcquisition(call, DistributedLockObserver.Outcome.FAILED, start);
+			releaseQuietly(held, UNLOCK, DistLock::getName, null, 0, call.attribute().description());
+			observeAcquisition(call, DistributedLockObserver.Outcome.FAILED, waitedSince(start));
 			throw ex;
 		}
+		Duration waited = waitedSince(start);
 		if (tokens == null) {
-			releaseQuietly(held, UNLOCK, null, 0, call.attribute().description());
+			releaseQuietly(held, UNLOCK, DistLock::getName, null, 0, call.attribute().description());
 			observeAcquisition(call, (cause == null) ? DistributedLockObserver.Outcome.TIMED_OUT
-					: DistributedLockObserver.Outcome.FAILED, start);
-			return onFailure(call, failure(call, start, cause));
+					: DistributedLockObserver.Outcome.FAILED, waited);
+			return onFailure(call, failure(call, waited, cause));
 		}
-		observeAcquisition(call, DistributedLockObserver.Outcome.ACQUIRED, start);
+		observeAcquisition(call, DistributedLockObserver.Outcome.ACQUIRED, waited);
 		long acquiredAt = System.nanoTime();
 
 		LockContext.push(tokens);
@@ -207,10 +209,14 @@ final class LockAspectSupport {
 
 	}
 
-	/** @return what the method's policy is told: the locks it did not get, and why */
-	static LockFailure failure(LockedCall call, long start, Throwable cause) {
-		return new LockFailure(call.names(), call.attribute().method(), call.target(), call.arguments(),
-				Duration.ofNanos(System.nanoTime() - start), cause);
+	/** @return how long the call has waited for its locks: measured once, before any release, for every report */
+	static Duration waitedSince(long start) {
+		return Duration.ofNanos(System.nanoTime() - start);
+	}
+
+	/** @return what the method's policy is told: the locks it did not get, how long it waited, and why */
+	static LockFailure failure(LockedCall call, Duration waited, Throwable cause) {
+		return new LockFailure(call.names(), call.attribute().method(), call.target(), call.arguments(), waited, cause);
 	}
 
 	/** A registry without sound tokens (Redlock) gives none: {@link LockContext} says so when asked. */
@@ -223,8 +229,7 @@ final class LockAspectSupport {
 		return tokens;
 	}
 
-	void observeAcquisition(LockedCall call, DistributedLockObserver.Outcome outcome, long start) {
-		Duration waited = Duration.ofNanos(System.nanoTime() - start);
+	void observeAcquisition(LockedCall call, DistributedLockObserver.Outcome outcome, Duration waited) {
 		observe(observer -> observer.acquisition(call.attribute().logicalName(), call.attribute().registryName(),
 				outcome, waited));
 	}
@@ -314,12 +319,13 @@ final class LockAspectSupport {
 			TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
 				@Override
 				public void afterCompletion(int status) {
-					RuntimeException releaseFailure = releaseAll(held, UNLOCK, attribute, acquiredAt);
-					if (releaseFailure != null) {
-						log.warn("Could not release the locks of {} after its transaction: {}", attribute.description(),
-								releaseFailure.toString());
+					try {
+						releaseQuietly(held, UNLOCK, DistLock::getName, attribute, acquiredAt,
+								attribute.description() + " after its transaction");
 					}
-					observeRelease(attribute, acquiredAt);
+					finally {
+						observeRelease(attribute, acquiredAt);
+					}
 				}
 			});
 			return;
@@ -328,13 +334,11 @@ final class LockAspectSupport {
 			// A lost hold is reported to the caller (the method's exclusivity is in doubt), added to the
 			// method's own exception if it threw.
 			RuntimeException releaseFailure = releaseAll(held, UNLOCK, attribute, acquiredAt);
-			if (releaseFailure != null) {
-				if (failure != null) {
-					failure.addSuppressed(releaseFailure);
-				}
-				else {
-					throw releaseFailure;
-				}
+			if (releaseFailure != null && failure == null) {
+				throw releaseFailure;
+			}
+			if (releaseFailure != null && releaseFailure != failure) {
+				failure.addSuppressed(releaseFailure);
 			}
 		}
 		finally {
@@ -376,16 +380,25 @@ final class LockAspectSupport {
 	 */
 	static <H> RuntimeException releaseAll(List<H> held, HoldRelease<H> release, LockAttribute attribute,
 			long acquiredAt) {
+		return releaseAll(held, release, attribute, acquiredAt, null);
+	}
+
+	private static <H> RuntimeException releaseAll(List<H> held, HoldRelease<H> release, LockAttribute attribute,
+			long acquiredAt, List<H> failed) {
 		RuntimeException first = null;
 		for (int i = held.size() - 1; i >= 0; i--) {
 			try {
 				release.release(held.get(i), (attribute != null) ? attribute.keepAfter(acquiredAt) : Duration.ZERO);
 			}
 			catch (RuntimeException ex) {
+				if (failed != null) {
+					failed.add(held.get(i));
+				}
 				if (first == null) {
 					first = ex;
 				}
-				else {
+				else if (ex != first) {
+					// One exception object may fail several holds (a registry's "closed"): not suppressed in itself.
 					first.addSuppressed(ex);
 				}
 			}
@@ -395,14 +408,15 @@ final class LockAspectSupport {
 
 	/**
 	 * Releases as {@link #releaseAll}, where nobody is left to throw to (the work has ended, or the
-	 * call already fails for another reason): a failure is logged, with the method.
+	 * call already fails for another reason): a failure is logged, with the locks and the method.
 	 */
-	static <H> void releaseQuietly(List<H> held, HoldRelease<H> release, LockAttribute attribute, long acquiredAt,
-			String description) {
-		RuntimeException failure = releaseAll(held, release, attribute, acquiredAt);
+	static <H> void releaseQuietly(List<H> held, HoldRelease<H> release, Function<H, String> name,
+			LockAttribute attribute, long acquiredAt, String description) {
+		List<H> failed = new ArrayList<>(0);
+		RuntimeException failure = releaseAll(held, release, attribute, acquiredAt, failed);
 		if (failure != null) {
-			log.warn("Could not release the locks of {}: {}{}", description, failure.toString(),
-					(failure.getSuppressed().length > 0) ? " (and " + failure.getSuppressed().length + " more)" : "");
+			log.warn("Could not release {} of {}: {}", failed.stream().map(name).map(lock -> "'" + lock + "'").toList(),
+					description, failure.toString());
 		}
 	}
 
