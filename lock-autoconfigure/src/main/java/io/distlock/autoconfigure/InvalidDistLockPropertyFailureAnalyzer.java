@@ -10,7 +10,7 @@ class InvalidDistLockPropertyFailureAnalyzer extends AbstractFailureAnalyzer<Inv
 
 	@Override
 	protected FailureAnalysis analyze(Throwable rootFailure, InvalidDistLockPropertyException cause) {
-		return new FailureAnalysis(cause.getMessage(), cause.getAction(), cause);
+		return new FailureAnalysis(cause.getMessage(), cause.getAction() + " Every property: docs/configuration.md.", cause);
 	}
 
 }

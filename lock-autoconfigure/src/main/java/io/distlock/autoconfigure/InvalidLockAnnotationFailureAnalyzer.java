@@ -15,7 +15,8 @@ class InvalidLockAnnotationFailureAnalyzer extends AbstractFailureAnalyzer<Inval
 	protected FailureAnalysis analyze(Throwable rootFailure, InvalidLockAnnotationException cause) {
 		return new FailureAnalysis(cause.getMessage(),
 				"Fix the @DistributedLock attribute named above. Keys are SpEL: arguments as #name or #p0, "
-						+ "constants quoted ('my-key'); durations like 500ms, 2s or ${my.property}.",
+						+ "constants quoted ('my-key'); durations like 500ms, 2s or ${my.property}. "
+						+ "See docs/annotation.md.",
 				cause);
 	}
 

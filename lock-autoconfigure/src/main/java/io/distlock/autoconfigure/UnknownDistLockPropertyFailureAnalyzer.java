@@ -76,7 +76,7 @@ class UnknownDistLockPropertyFailureAnalyzer extends AbstractFailureAnalyzer<Unb
 		}
 		String action = String.join("\n", suggestions) + (suggestions.isEmpty() ? "" : "\n")
 				+ "Correct the name, or remove the property; an IDE completes distlock.* from the library's "
-				+ "configuration metadata.";
+				+ "configuration metadata. Every property: docs/configuration.md.";
 		return new FailureAnalysis(description.toString(), action, cause);
 	}
 

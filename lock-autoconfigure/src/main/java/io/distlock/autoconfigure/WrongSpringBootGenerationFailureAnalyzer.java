@@ -11,7 +11,7 @@ class WrongSpringBootGenerationFailureAnalyzer extends AbstractFailureAnalyzer<W
 
 	@Override
 	protected FailureAnalysis analyze(Throwable rootFailure, WrongSpringBootGenerationException cause) {
-		return new FailureAnalysis(cause.getMessage(), cause.getAction(), cause);
+		return new FailureAnalysis(cause.getMessage(), cause.getAction() + " See docs/spring-boot-generations.md.", cause);
 	}
 
 }
