@@ -148,11 +148,9 @@ public final class RedlockBackend implements LockBackend {
 	@Override
 	public Release release(ReleaseRequest request) {
 		String name = request.name();
-		String owner = request.owner();
-		int heldCount = request.heldCount();
-		String attemptId = request.attemptId();
-		List<Reply<Release>> replies = this.nodes.decide(node -> node.releaseAsync(name, owner, heldCount, attemptId),
-				node -> node.release(name, owner, heldCount, attemptId),
+		List<Reply<Release>> replies = this.nodes.decide(
+				node -> node.releaseAsync(name, request.owner(), request.heldCount(), request.attemptId()),
+				node -> node.release(name, request.owner(), request.heldCount(), request.attemptId()),
 				received -> received.stream().filter(Reply::answered).count() >= this.quorum);
 		if (replies.stream().noneMatch(Reply::answered)) {
 			throw new LockBackendException(name, "Lock '" + name + "': no Redlock node answered the release: "
