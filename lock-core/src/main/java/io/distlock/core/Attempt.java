@@ -219,7 +219,8 @@ final class Attempt {
 	private Acquisition call(int held, Duration lease, Duration queueFor) {
 		while (true) {
 			try {
-				return this.engine.backend.acquire(this.name, this.owner, held, lease, queueFor, this.ticket);
+				return this.engine.backend
+					.acquire(new AcquireRequest(this.name, this.owner, held, lease, queueFor, this.ticket));
 			}
 			catch (RuntimeException ex) {
 				if (this.uninterruptible && Thread.interrupted()) {

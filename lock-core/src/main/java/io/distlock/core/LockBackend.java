@@ -14,8 +14,8 @@ import java.util.function.Consumer;
  * of incrementing or decrementing blindly, so a command replayed after a reconnect cannot count twice.
  *
  * <p>Owner ids are values chosen by the engine; backends never derive them from the calling thread.
- *
- * <p>Over 300 lines, mostly Javadoc: each operation's contract is what every backend must keep.
+ * Each operation is one method; an acquisition and a release are asked with one small record each
+ * ({@link AcquireRequest}, {@link ReleaseRequest}).
  */
 public interface LockBackend extends AutoCloseable {
 
@@ -47,16 +47,6 @@ public interface LockBackend extends AutoCloseable {
 	}
 
 	/**
-	 * Acquires or re-enters the lock.
-	 * @param name the lock's name
-	 * @param owner the owner id
-	 * @param heldCount the hold count the owner has now (0 for a first acquisition)
-	 * @param lease how long the lock stays held without renewal
-	 * @return the outcome
-	 */
-	Acquisition acquire(String name, String owner, int heldCount, Duration lease);
-
-	/**
 	 * How long a queued owner keeps its place without calling again, and how long a hold handed to
 	 * it lasts until it takes the hold up and extends it to its own lease: a waiter that vanished
 	 * holds nobody up for longer.
@@ -86,22 +76,16 @@ public interface LockBackend extends AutoCloseable {
 	}
 
 	/**
-	 * Acquires as {@link #acquire(String, String, int, Duration)}; if the lock is taken, a backend
-	 * that {@linkplain #queuesWaiters() queues waiters} also queues the owner for {@code queueFor},
-	 * so that a release hands the lock straight to the first live queued owner (with a lease of at
-	 * most {@link #QUEUE_PLACE} until the owner extends it) and announces
-	 * a {@link LockNotice.Granted} to subscribers. Calling again refreshes
-	 * the owner's place; it stays where it was in line. Other backends ignore the queueing arguments.
-	 * @param queueFor how long the owner stays queued without calling again; zero: do not queue
-	 * @param ticket names this waiting attempt in the hand-off message, so that a message arriving
-	 * late is not taken by a later attempt of the same owner; a hold handed to the attempt has its
-	 * ticket as its {@link Acquisition#attemptId()}
+	 * Acquires or re-enters the lock. If it is taken, a backend that {@linkplain #queuesWaiters() queues
+	 * waiters} also queues the owner for {@link AcquireRequest#queueFor()}, so that a release hands the
+	 * lock straight to the first live queued owner (with a lease of at most {@link #QUEUE_PLACE} until
+	 * the owner extends it) and announces a {@link LockNotice.Granted} to subscribers. Calling again
+	 * refreshes the owner's place; it stays where it was in line. Other backends ignore the queueing
+	 * components.
+	 * @param request the lock, the owner, its hold count and lease, and how to queue
 	 * @return the outcome; {@link Acquisition.Status#ACQUIRED} also when the lock was handed over
 	 */
-	default Acquisition acquire(String name, String owner, int heldCount, Duration lease, Duration queueFor,
-			String ticket) {
-		return acquire(name, owner, heldCount, lease);
-	}
+	Acquisition acquire(AcquireRequest request);
 
 	/**
 	 * One waiting attempt stops waiting: it leaves the queue, and with {@code passOnHandOff}, if the
@@ -111,7 +95,7 @@ public interface LockBackend extends AutoCloseable {
 	 * A no-op without a queue.
 	 * @param name the lock's name
 	 * @param owner the owner id
-	 * @param ticket the attempt's ticket, as given to {@link #acquire(String, String, int, Duration, Duration, String)}
+	 * @param ticket the attempt's {@linkplain AcquireRequest#ticket() ticket}
 	 * @param passOnHandOff whether to release a hold handed to the attempt; {@code false} when the
 	 * attempt's own thread will still see the hand-off and give it back itself
 	 */
@@ -119,37 +103,14 @@ public interface LockBackend extends AutoCloseable {
 	}
 
 	/**
-	 * Releases one hold of the lock; at zero the lock is freed and waiters are woken.
-	 * @param name the lock's name
-	 * @param owner the owner id
-	 * @param heldCount the hold count the owner has before this release
+	 * Releases one hold of the lock; at zero the lock is freed and waiters are woken. A backend that
+	 * re-sends commands after a reconnect recognises a copy of a release it already applied by
+	 * {@link ReleaseRequest#attemptId()}, so that only a hold that is really gone is answered
+	 * {@link Release#NOT_HELD}.
+	 * @param request the hold to release, and how long the caller can wait
 	 * @return the outcome
 	 */
-	Release release(String name, String owner, int heldCount);
-
-	/**
-	 * Releases as {@link #release(String, String, int)}, but only the hold identified by
-	 * {@code attemptId}: a release that reaches a server late must not free the hold the same owner took
-	 * after it (Redlock, where one node may apply a release after the next acquisition).
-	 * @param attemptId the {@link Acquisition#attemptId()} of the acquisition being released, or {@code null}
-	 * @return the outcome
-	 */
-	default Release release(String name, String owner, int heldCount, String attemptId) {
-		return release(name, owner, heldCount);
-	}
-
-	/**
-	 * Releases as {@link #release(String, String, int, String)}, waiting at most {@code within}. A
-	 * backend that re-sends commands after a reconnect recognises a copy of a release it already
-	 * applied by {@code attemptId}, so that only a hold that is really gone is answered {@link Release#NOT_HELD}.
-	 * @param token the hold's fencing token, {@link Acquisition#NO_TOKEN} or {@link Acquisition#TOKEN_ON_REQUEST}
-	 * @param within how long the caller can wait for the answer; {@code null}: the backend's own
-	 * timeout. A backend that cannot bound its calls may take longer.
-	 * @return the outcome
-	 */
-	default Release release(String name, String owner, int heldCount, String attemptId, long token, Duration within) {
-		return release(name, owner, heldCount, attemptId);
-	}
+	Release release(ReleaseRequest request);
 
 	/**
 	 * Issues the fencing token of a hold whose acquisition answered {@link Acquisition#TOKEN_ON_REQUEST},
@@ -166,24 +127,15 @@ public interface LockBackend extends AutoCloseable {
 
 	/**
 	 * Extends the lease of every lock that its owner still holds, in as few round trips as the
-	 * backend allows.
+	 * backend allows, failing once {@code within} has passed without an answer: the watchdog passes
+	 * what is left of the shortest lease, so that a holder learns of a loss when its lease runs out
+	 * rather than at a connection-wide timeout. A backend that cannot bound its calls may take longer.
 	 * @param holds the locks to renew
 	 * @param lease the new lease from now
+	 * @param within how long the caller can wait for the answer; {@code null}: the backend's own timeout
 	 * @return for each hold, in order, whether it was still held and is now renewed
 	 */
-	List<Boolean> renew(List<HoldRef> holds, Duration lease);
-
-	/**
-	 * Renews as {@link #renew(List, Duration)}, failing once {@code within} has passed without an
-	 * answer: the watchdog passes what is left of the shortest lease, so that a holder learns of a
-	 * loss when its lease runs out rather than at a connection-wide timeout. A backend that cannot
-	 * bound its calls may take longer.
-	 * @param within how long the caller can wait for the answer
-	 * @return for each hold, in order, whether it was still held and is now renewed
-	 */
-	default List<Boolean> renew(List<HoldRef> holds, Duration lease, Duration within) {
-		return renew(holds, lease);
-	}
+	List<Boolean> renew(List<HoldRef> holds, Duration lease, Duration within);
 
 	/**
 	 * @param name the lock's name
@@ -200,27 +152,18 @@ public interface LockBackend extends AutoCloseable {
 
 	/**
 	 * Starts delivering the notices of one lock (released, handed to a queued owner, an attempt
-	 * abandoned) to {@code onNotice}. Returns once the subscription is effective, so that a release
-	 * right after the call is not missed.
+	 * abandoned) to {@code onNotice}, for the owners of one client: a backend that
+	 * {@linkplain #queuesWaiters() queues waiters} may deliver a {@link LockNotice.Granted} only to the
+	 * client whose owner it is for, instead of to every client waiting for the lock. Returns once the
+	 * subscription is effective, so that a release right after the call is not missed.
 	 * @param name the lock's name
+	 * @param clientId the client id of the owners waiting here (an owner id is {@code clientId:...}), or
+	 * {@code null} if none of them queues; backends that do not queue ignore it
 	 * @param onNotice called (on any thread, quickly) with each notice
 	 * @return the subscription, to close when no longer waiting; {@code null} if this backend
 	 * announces nothing (the waiters then poll)
 	 */
-	AutoCloseable subscribe(String name, Consumer<LockNotice> onNotice);
-
-	/**
-	 * Subscribes as {@link #subscribe(String, Consumer)} for the owners of one client: a backend that
-	 * {@linkplain #queuesWaiters() queues waiters} may deliver a {@link LockNotice.Granted} only to the
-	 * client whose owner it is for, instead of to every client waiting for the lock.
-	 * @param name the lock's name
-	 * @param clientId the client id of the owners waiting here (an owner id is {@code clientId:...})
-	 * @param onNotice called (on any thread, quickly) with each notice
-	 * @return the subscription, or {@code null} if this backend announces nothing
-	 */
-	default AutoCloseable subscribe(String name, String clientId, Consumer<LockNotice> onNotice) {
-		return subscribe(name, onNotice);
-	}
+	AutoCloseable subscribe(String name, String clientId, Consumer<LockNotice> onNotice);
 
 	/**
 	 * How long a successful renewal to {@code lease} guarantees a hold, counted from when the renewal
@@ -279,7 +222,7 @@ public interface LockBackend extends AutoCloseable {
 	 * @param validity when acquired, how long from the start of the call the hold is guaranteed
 	 * (the lease, less what the backend must allow for elapsed time and clock drift)
 	 * @param attemptId when acquired, the id of the attempt that took the hold, which also names the hold to
-	 * {@link #release(String, String, int, String)}; or {@code null}
+	 * a release ({@link ReleaseRequest#attemptId()}); or {@code null}
 	 * @param restartGrace when held by another: whether the backend refused because it serves its
 	 * restart grace (it restarted or lost its data), {@code ttl} being what is left of it
 	 */

@@ -91,7 +91,7 @@ final class Unlocking {
 			// Bounded by the lease: past it the hold is gone anyway, and the caller must not hang on a dead backend.
 			Duration within = hold.waitWithin(System.nanoTime(), LockEngine.RELEASE_MIN_WAIT.toNanos());
 			result = keeping ? keepFor(hold, keep, within)
-					: this.engine.backend.release(name, owner, held, hold.attemptId, hold.token, within);
+					: this.engine.backend.release(new ReleaseRequest(name, owner, held, hold.attemptId, hold.token, within));
 		}
 		catch (RuntimeException ex) {
 			// Whether the release reached the backend is unknown. Renewing on would keep the lock
@@ -136,7 +136,8 @@ final class Unlocking {
 	private void cleanUpLostHold(Hold hold) {
 		try {
 			// The hold may still exist if only the renewal failed (e.g. a network blip); free it for others.
-			this.engine.backend.release(hold.name, hold.owner, 1, hold.attemptId, hold.token, LockEngine.RELEASE_MIN_WAIT);
+			this.engine.backend.release(
+					new ReleaseRequest(hold.name, hold.owner, 1, hold.attemptId, hold.token, LockEngine.RELEASE_MIN_WAIT));
 		}
 		catch (RuntimeException ex) {
 			log.debug("Could not clean up lost hold of lock '{}' by {}", hold.name, hold.owner, ex);

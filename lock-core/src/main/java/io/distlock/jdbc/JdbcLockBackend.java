@@ -23,8 +23,10 @@ import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import io.distlock.LockSettings;
+import io.distlock.core.AcquireRequest;
 import io.distlock.core.LockBackend;
 import io.distlock.core.LockNotice;
+import io.distlock.core.ReleaseRequest;
 
 /**
  * Keeps locks as rows of a table (the seed's MySQL lock): one row per held lock with its owner,
@@ -164,11 +166,13 @@ public final class JdbcLockBackend implements LockBackend {
 		return name;
 	}
 
+	/** Acquires in a transaction of its own; nothing is queued. */
 	@Override
-	public Acquisition acquire(String name, String owner, int heldCount, Duration lease) {
+	public Acquisition acquire(AcquireRequest request) {
 		for (int attempt = 1;; attempt++) {
 			try {
-				return this.transactions.execute(status -> acquireInTransaction(name, owner, heldCount, lease.toMillis()));
+				return this.transactions.execute(status -> acquireInTransaction(request.name(), request.owner(),
+						request.heldCount(), request.lease().toMillis()));
 			}
 			catch (DuplicateKeyException taken) {
 				// Another client inserted the name between this transaction's read and its insert: it
@@ -231,8 +235,15 @@ public final class JdbcLockBackend implements LockBackend {
 		return Acquisition.acquired(Acquisition.TOKEN_ON_REQUEST, Duration.ofMillis(leaseMillis));
 	}
 
+	/**
+	 * Releases by owner in a transaction of its own: the table does not tell one owner's holds apart
+	 * (no {@code attemptId}), and {@code within} is not applied.
+	 */
 	@Override
-	public Release release(String name, String owner, int heldCount) {
+	public Release release(ReleaseRequest request) {
+		String name = request.name();
+		String owner = request.owner();
+		int heldCount = request.heldCount();
 		return this.transactions.execute(status -> {
 			long now = now();
 			List<Long> expiry = this.jdbc.queryForList("SELECT expires_at FROM " + this.table
@@ -250,8 +261,9 @@ public final class JdbcLockBackend implements LockBackend {
 		});
 	}
 
+	/** Renews in one batch statement of its own transaction; {@code within} is not applied. */
 	@Override
-	public List<Boolean> renew(List<HoldRef> holds, Duration lease) {
+	public List<Boolean> renew(List<HoldRef> holds, Duration lease, Duration within) {
 		return this.transactions.execute(status -> {
 			long now = now();
 			List<Object[]> arguments = new ArrayList<>(holds.size());
@@ -285,7 +297,7 @@ public final class JdbcLockBackend implements LockBackend {
 	}
 
 	@Override
-	public AutoCloseable subscribe(String name, Consumer<LockNotice> onNotice) {
+	public AutoCloseable subscribe(String name, String clientId, Consumer<LockNotice> onNotice) {
 		// No notifications from a table: the engine polls, bounded by the holder's expiry.
 		return null;
 	}

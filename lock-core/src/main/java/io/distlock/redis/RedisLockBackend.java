@@ -8,8 +8,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
+import io.distlock.core.AcquireRequest;
 import io.distlock.core.LockBackend;
 import io.distlock.core.LockNotice;
+import io.distlock.core.ReleaseRequest;
 
 /**
  * Keeps locks in one Redis deployment (a single server, a Sentinel-managed master, or a Cluster)
@@ -81,11 +83,6 @@ public final class RedisLockBackend implements LockBackend {
 		return this.diagnostics.health();
 	}
 
-	@Override
-	public Acquisition acquire(String name, String owner, int heldCount, Duration lease) {
-		return this.calls.acquire(name, owner, heldCount, lease, "", Duration.ZERO, "");
-	}
-
 	/** Queues waiters: a release hands the lock to the first live one (see {@code release.lua}). */
 	@Override
 	public boolean queuesWaiters() {
@@ -98,34 +95,21 @@ public final class RedisLockBackend implements LockBackend {
 	 * {@code grant <token> <owner> <ticket>}.
 	 */
 	@Override
-	public Acquisition acquire(String name, String owner, int heldCount, Duration lease, Duration queueFor,
-			String ticket) {
-		return this.calls.acquire(name, owner, heldCount, lease, "", queueFor, ticket);
-	}
-
-	@Override
-	public Release release(String name, String owner, int heldCount) {
-		return release(name, owner, heldCount, "");
+	public Acquisition acquire(AcquireRequest request) {
+		return this.calls.acquire(request.name(), request.owner(), request.heldCount(), request.lease(), "",
+				request.queueFor(), request.ticket());
 	}
 
 	/**
-	 * Releases as {@link #release(String, String, int)}, but only the hold the given attempt took.
-	 * @param attemptId the hold's {@link Acquisition#attemptId()} (the engine's ticket, or Redlock's attempt
-	 * id), or {@code null}/empty for whatever hold the owner has
-	 */
-	@Override
-	public Release release(String name, String owner, int heldCount, String attemptId) {
-		return release(name, owner, heldCount, attemptId, Acquisition.NO_TOKEN, null);
-	}
-
-	/**
-	 * Releases as {@link #release(String, String, int, String)}; a copy of this release re-sent after
-	 * a reconnect, finding the hold gone, is answered {@link Release#RELEASED} rather than
+	 * Releases only the hold the given attempt took (the engine's ticket, or Redlock's attempt id), or
+	 * with no {@code attemptId} whatever hold the owner has; a copy of this release re-sent after a
+	 * reconnect, finding the hold gone, is answered {@link Release#RELEASED} rather than
 	 * {@link Release#NOT_HELD} (see {@code release.lua}'s release marker).
 	 */
 	@Override
-	public Release release(String name, String owner, int heldCount, String attemptId, long token, Duration within) {
-		return this.calls.release(name, owner, heldCount, attemptId, within);
+	public Release release(ReleaseRequest request) {
+		return this.calls.release(request.name(), request.owner(), request.heldCount(), request.attemptId(),
+				request.within());
 	}
 
 	/** Issues the token with {@code token.lua}, on the hold's first request for it. */
@@ -140,12 +124,7 @@ public final class RedisLockBackend implements LockBackend {
 		this.calls.leaveQueue(name, owner, ticket, passOnHandOff);
 	}
 
-	@Override
-	public List<Boolean> renew(List<HoldRef> holds, Duration lease) {
-		return renew(holds, lease, null);
-	}
-
-	/** Renews as {@link #renew(List, Duration)}, giving up after {@code within} (see {@link RedisRenewals}). */
+	/** Renews, giving up after {@code within} (see {@link RedisRenewals}). */
 	@Override
 	public List<Boolean> renew(List<HoldRef> holds, Duration lease, Duration within) {
 		return this.renewals.renew(holds, lease, within);
@@ -161,20 +140,15 @@ public final class RedisLockBackend implements LockBackend {
 		return this.calls.remainingLease(name);
 	}
 
-	@Override
-	public AutoCloseable subscribe(String name, Consumer<LockNotice> onNotice) {
-		return this.subscriber.subscribe(this.calls.keys().releaseChannel(name), null, onNotice);
-	}
-
 	/**
-	 * Subscribes to the lock's channel, and to the client's own hand-off channel, on which release.lua
-	 * announces a hand-off to one of the client's owners: with many clients waiting for one lock,
-	 * each hand-off wakes only the client it is for.
+	 * Subscribes to the lock's channel, and with a {@code clientId} to the client's own hand-off
+	 * channel, on which release.lua announces a hand-off to one of the client's owners: with many
+	 * clients waiting for one lock, each hand-off wakes only the client it is for.
 	 */
 	@Override
 	public AutoCloseable subscribe(String name, String clientId, Consumer<LockNotice> onNotice) {
 		return this.subscriber.subscribe(this.calls.keys().releaseChannel(name),
-				this.calls.keys().grantChannelPrefix() + clientId, onNotice);
+				(clientId != null) ? this.calls.keys().grantChannelPrefix() + clientId : null, onNotice);
 	}
 
 	@Override

@@ -99,8 +99,8 @@ public final class RedisNode implements AutoCloseable {
 	}
 
 	/**
-	 * Acquires or re-enters as {@link RedisLockBackend#acquire(String, String, int, Duration)},
-	 * remembering which attempt it was, so that {@link #abandon} can later undo exactly this attempt.
+	 * Acquires or re-enters as {@link RedisLockBackend#acquire} without queueing, remembering which
+	 * attempt it was, so that {@link #abandon} can later undo exactly this attempt.
 	 * @param attemptId the attempt's id, which becomes the hold's id; {@code null} for none
 	 * @return the outcome
 	 */
@@ -124,7 +124,7 @@ public final class RedisNode implements AutoCloseable {
 	 * @return the outcome
 	 */
 	public Release release(String name, String owner, int heldCount, String attemptId) {
-		return this.backend.release(name, owner, heldCount, attemptId);
+		return this.calls.release(name, owner, heldCount, attemptId, null);
 	}
 
 	/**
@@ -156,10 +156,10 @@ public final class RedisNode implements AutoCloseable {
 
 	/**
 	 * @return for each hold, in order, whether it was still held here and is now renewed
-	 * @see RedisLockBackend#renew(List, Duration)
+	 * @see RedisLockBackend#renew
 	 */
 	public List<Boolean> renew(List<HoldRef> holds, Duration lease) {
-		return this.backend.renew(holds, lease);
+		return this.backend.renew(holds, lease, null);
 	}
 
 	/** @return whether the owner holds the lock on this node now */
@@ -174,10 +174,11 @@ public final class RedisNode implements AutoCloseable {
 
 	/**
 	 * @return the subscription to this node's notices of the lock, to close when no longer waiting
-	 * @see RedisLockBackend#subscribe(String, Consumer)
+	 * @see RedisLockBackend#subscribe
 	 */
 	public AutoCloseable subscribe(String name, Consumer<LockNotice> onNotice) {
-		return this.backend.subscribe(name, onNotice);
+		// No client id: Redlock does not queue, so there is no hand-off channel to listen to.
+		return this.backend.subscribe(name, null, onNotice);
 	}
 
 	/** @return whether this node answers a PING, with details */

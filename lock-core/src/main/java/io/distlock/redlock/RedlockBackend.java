@@ -14,8 +14,10 @@ import java.util.function.Consumer;
 
 import io.distlock.LockBackendException;
 import io.distlock.LockSettings;
+import io.distlock.core.AcquireRequest;
 import io.distlock.core.LockBackend;
 import io.distlock.core.LockNotice;
+import io.distlock.core.ReleaseRequest;
 import io.distlock.redis.RedisFailures;
 import io.distlock.redis.RedisNode;
 import io.distlock.redlock.RedlockFanOut.Reply;
@@ -86,8 +88,13 @@ public final class RedlockBackend implements LockBackend {
 				: RedisFailures.explain(failure, "a Redlock node");
 	}
 
+	/** Acquires on a majority of the nodes; nothing is queued. */
 	@Override
-	public Acquisition acquire(String name, String owner, int heldCount, Duration lease) {
+	public Acquisition acquire(AcquireRequest request) {
+		String name = request.name();
+		String owner = request.owner();
+		int heldCount = request.heldCount();
+		Duration lease = request.lease();
 		long start = System.nanoTime();
 		String attempt = (heldCount == 0) ? Long.toString(this.attempts.incrementAndGet(), 36) : null;
 		int mustFailToLose = this.nodes.all().size() - this.quorum + 1;
@@ -133,19 +140,17 @@ public final class RedlockBackend implements LockBackend {
 		return onlyGrace ? Acquisition.inRestartGrace(otherHoldersTtl, 0) : Acquisition.heldByOther(otherHoldersTtl);
 	}
 
-	@Override
-	public Release release(String name, String owner, int heldCount) {
-		return release(name, owner, heldCount, null);
-	}
-
 	/**
 	 * Releases on every node, but only the hold taken by attempt {@code attemptId}: the release returns
 	 * once a majority answered, and the rest may reach their nodes after the owner's next acquisition.
+	 * Each node waits at most the node timeout, whatever {@code within} says.
 	 */
 	@Override
-	public Release release(String name, String owner, int heldCount, String attemptId) {
-		List<Reply<Release>> replies = this.nodes.decide(node -> node.releaseAsync(name, owner, heldCount, attemptId),
-				node -> node.release(name, owner, heldCount, attemptId),
+	public Release release(ReleaseRequest request) {
+		String name = request.name();
+		List<Reply<Release>> replies = this.nodes.decide(
+				node -> node.releaseAsync(name, request.owner(), request.heldCount(), request.attemptId()),
+				node -> node.release(name, request.owner(), request.heldCount(), request.attemptId()),
 				received -> received.stream().filter(Reply::answered).count() >= this.quorum);
 		if (replies.stream().noneMatch(Reply::answered)) {
 			throw new LockBackendException(name, "Lock '" + name + "': no Redlock node answered the release: "
@@ -164,8 +169,9 @@ public final class RedlockBackend implements LockBackend {
 		return RedlockMath.validity(lease, Duration.ZERO, this.settings.clockDriftFactor());
 	}
 
+	/** Renews on every node, each waiting at most the node timeout, whatever {@code within} says. */
 	@Override
-	public List<Boolean> renew(List<HoldRef> holds, Duration lease) {
+	public List<Boolean> renew(List<HoldRef> holds, Duration lease, Duration within) {
 		List<Reply<List<Boolean>>> replies = this.nodes.onAllNodes(node -> node.renew(holds, lease));
 		long answered = replies.stream().filter(Reply::answered).count();
 		if (answered < this.quorum) {
@@ -206,8 +212,9 @@ public final class RedlockBackend implements LockBackend {
 			.orElse(Duration.ZERO);
 	}
 
+	/** Subscribes on every node; nothing is queued, so {@code clientId} is not used. */
 	@Override
-	public AutoCloseable subscribe(String name, Consumer<LockNotice> onNotice) {
+	public AutoCloseable subscribe(String name, String clientId, Consumer<LockNotice> onNotice) {
 		List<AutoCloseable> subscriptions = new ArrayList<>();
 		RuntimeException last = null;
 		// Connection set-up, not a lock decision: a longer timeout, and no node is marked down for it.

@@ -15,15 +15,17 @@ import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import io.distlock.core.AcquireRequest;
 import io.distlock.core.LockBackend;
 import io.distlock.core.LockNotice;
+import io.distlock.core.ReleaseRequest;
 import io.distlock.zookeeper.ZooKeeperHolds.Held;
 
 /**
  * Keeps locks in ZooKeeper through Apache Curator: one ephemeral znode per held lock,
  * {@code <basePath>/<encoded name>} (see {@link ZooKeeperNodeNames}), whose data is the owner id,
  * a NUL character and the nonce of the create that made it (the attempt's ticket, a dot, a UUID):
- * only the create that made a node takes it up, see {@link #acquire(String, String, int, Duration, Duration, String)}.
+ * only the create that made a node takes it up, see {@link #acquire(AcquireRequest)}.
  * Creating it is taking the lock; ZooKeeper's consensus makes the create succeed for one client
  * only, and the other creates fail with {@code NodeExists}. The fencing token is the zxid that
  * created the node ({@code czxid}): zxids only grow, across restarts and leader changes, as they
@@ -51,8 +53,8 @@ import io.distlock.zookeeper.ZooKeeperHolds.Held;
  * expired, or Curator gave it up after the session timeout) every hold counts as lost: renewals
  * answer {@code false} and releases {@link Release#NOT_HELD}, so owners are told.
  *
- * <p>Over 300 lines by its documentation only: the work is done by one package-private part per
- * concern (acquiring, deleting nodes, leases, renewing, release notices), which this class wires.
+ * <p>The work is done by one package-private part per concern (acquiring, deleting nodes, leases,
+ * renewing, release notices), which this class wires.
  */
 public final class ZooKeeperLockBackend implements LockBackend {
 
@@ -120,20 +122,15 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
 	// Acquiring
 
-	@Override
-	public Acquisition acquire(String name, String owner, int heldCount, Duration lease) {
-		return acquire(name, owner, heldCount, lease, Duration.ZERO, null);
-	}
-
 	/**
 	 * Acquires by creating the node; nothing is queued. A create takes up only the node it made
 	 * itself, known by the nonce it stores; any other node of this owner in this session is stale,
 	 * and is deleted before the create is sent again.
 	 */
 	@Override
-	public Acquisition acquire(String name, String owner, int heldCount, Duration lease, Duration queueFor,
-			String ticket) {
-		return this.acquisitions.acquire(name, owner, heldCount, lease, ticket);
+	public Acquisition acquire(AcquireRequest request) {
+		return this.acquisitions.acquire(request.name(), request.owner(), request.heldCount(), request.lease(),
+				request.ticket());
 	}
 
 	/**
@@ -150,13 +147,8 @@ public final class ZooKeeperLockBackend implements LockBackend {
 	// Releasing
 
 	@Override
-	public Release release(String name, String owner, int heldCount) {
-		return release(name, owner, heldCount, null, Acquisition.NO_TOKEN, null);
-	}
-
-	@Override
-	public Release release(String name, String owner, int heldCount, String attemptId, long token, Duration within) {
-		return this.deletions.release(name, owner, heldCount, within);
+	public Release release(ReleaseRequest request) {
+		return this.deletions.release(request.name(), request.owner(), request.heldCount(), request.within());
 	}
 
 	/**
@@ -170,11 +162,6 @@ public final class ZooKeeperLockBackend implements LockBackend {
 	}
 
 	// Renewing
-
-	@Override
-	public List<Boolean> renew(List<HoldRef> refs, Duration lease) {
-		return renew(refs, lease, null);
-	}
 
 	@Override
 	public List<Boolean> renew(List<HoldRef> refs, Duration lease, Duration within) {
@@ -226,8 +213,9 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
 	// Release notifications
 
+	/** Watches the lock's node for its deletion; nothing is queued, so {@code clientId} is not used. */
 	@Override
-	public AutoCloseable subscribe(String name, Consumer<LockNotice> onRelease) {
+	public AutoCloseable subscribe(String name, String clientId, Consumer<LockNotice> onRelease) {
 		return this.subscriptions.subscribe(name, onRelease);
 	}
 

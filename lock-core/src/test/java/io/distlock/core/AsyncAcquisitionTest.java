@@ -31,16 +31,15 @@ class AsyncAcquisitionTest {
 		List<String> released = new CopyOnWriteArrayList<>();
 		StubBackend backend = new StubBackend() {
 			@Override
-			public Acquisition acquire(String name, String owner, int heldCount, Duration lease, Duration queueFor,
-					String ticket) {
+			public Acquisition acquire(AcquireRequest request) {
 				calling.countDown();
 				pause(answer);
-				return Acquisition.acquired(1, lease);
+				return Acquisition.acquired(1, request.lease());
 			}
 
 			@Override
-			public Release release(String name, String owner, int heldCount) {
-				released.add(name + " by " + owner);
+			public Release release(ReleaseRequest request) {
+				released.add(request.name() + " by " + request.owner());
 				return Release.RELEASED;
 			}
 		};
@@ -122,8 +121,7 @@ class AsyncAcquisitionTest {
 		AtomicInteger calls = new AtomicInteger();
 		StubBackend backend = new StubBackend() {
 			@Override
-			public Acquisition acquire(String name, String owner, int heldCount, Duration lease, Duration queueFor,
-					String ticket) {
+			public Acquisition acquire(AcquireRequest request) {
 				if (calls.incrementAndGet() == 1) {
 					// Hangs as a client does while it reconnects, until the step's deadline cuts it off.
 					try {
@@ -133,7 +131,7 @@ class AsyncAcquisitionTest {
 						throw new IllegalStateException("cut off", ex);
 					}
 				}
-				return Acquisition.acquired(1, lease);
+				return Acquisition.acquired(1, request.lease());
 			}
 		};
 		BackendLockRegistry engine = new BackendLockRegistry(backend, LockEngineOptions.builder().clientId("c1").build());
@@ -153,8 +151,7 @@ class AsyncAcquisitionTest {
 		final List<String> left = new CopyOnWriteArrayList<>();
 
 		@Override
-		public Acquisition acquire(String name, String owner, int heldCount, Duration lease, Duration queueFor,
-				String ticket) {
+		public Acquisition acquire(AcquireRequest request) {
 			return Acquisition.heldByOther(Duration.ofSeconds(30), 0);
 		}
 

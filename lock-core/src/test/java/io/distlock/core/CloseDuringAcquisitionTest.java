@@ -28,8 +28,7 @@ class CloseDuringAcquisitionTest {
 		List<String> released = new CopyOnWriteArrayList<>();
 		StubBackend backend = new StubBackend() {
 			@Override
-			public Acquisition acquire(String name, String owner, int heldCount, Duration lease, Duration queueFor,
-					String ticket) {
+			public Acquisition acquire(AcquireRequest request) {
 				calling.countDown();
 				try {
 					closed.await(10, TimeUnit.SECONDS);
@@ -37,13 +36,12 @@ class CloseDuringAcquisitionTest {
 				catch (InterruptedException ex) {
 					Thread.currentThread().interrupt();
 				}
-				return Acquisition.acquired(1, lease, ticket);
+				return Acquisition.acquired(1, request.lease(), request.ticket());
 			}
 
 			@Override
-			public Release release(String name, String owner, int heldCount, String attemptId, long token,
-					Duration within) {
-				released.add(name);
+			public Release release(ReleaseRequest request) {
+				released.add(request.name());
 				return Release.RELEASED;
 			}
 		};

@@ -93,12 +93,11 @@ class ErrorsWhileWaitingTest {
 		private int calls;
 
 		@Override
-		public synchronized Acquisition acquire(String name, String owner, int heldCount, Duration lease,
-				Duration queueFor, String ticket) {
+		public synchronized Acquisition acquire(AcquireRequest request) {
 			return switch (++this.calls) {
 				case 1 -> Acquisition.heldByOther(Duration.ofSeconds(30), 0);
 				case 2 -> throw this.whileWaiting;
-				default -> Acquisition.acquired(1, lease);
+				default -> Acquisition.acquired(1, request.lease());
 			};
 		}
 

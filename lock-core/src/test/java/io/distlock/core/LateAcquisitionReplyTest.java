@@ -78,8 +78,7 @@ class LateAcquisitionReplyTest {
 		}
 
 		@Override
-		public Acquisition acquire(String name, String owner, int heldCount, Duration lease, Duration queueFor,
-				String ticket) {
+		public Acquisition acquire(AcquireRequest request) {
 			if (this.calls.incrementAndGet() > 1 && this.later != null) {
 				return this.later;
 			}

@@ -62,23 +62,23 @@ class ReleaseWaitsTest {
 	private final class SubscribingStub implements LockBackend {
 
 		@Override
-		public AutoCloseable subscribe(String name, Consumer<LockNotice> onRelease) {
+		public AutoCloseable subscribe(String name, String clientId, Consumer<LockNotice> onRelease) {
 			ReleaseWaitsTest.this.messages.set(onRelease);
 			return () -> ReleaseWaitsTest.this.messages.set(null);
 		}
 
 		@Override
-		public Acquisition acquire(String name, String owner, int heldCount, Duration lease) {
+		public Acquisition acquire(AcquireRequest request) {
 			throw new UnsupportedOperationException();
 		}
 
 		@Override
-		public Release release(String name, String owner, int heldCount) {
+		public Release release(ReleaseRequest request) {
 			throw new UnsupportedOperationException();
 		}
 
 		@Override
-		public List<Boolean> renew(List<HoldRef> holds, Duration lease) {
+		public List<Boolean> renew(List<HoldRef> holds, Duration lease, Duration within) {
 			throw new UnsupportedOperationException();
 		}
 

@@ -43,31 +43,30 @@ class StaleHandOffTest {
 		volatile Consumer<LockNotice> messages;
 
 		@Override
-		public Acquisition acquire(String name, String owner, int heldCount, Duration lease, Duration queueFor,
-				String ticket) {
+		public Acquisition acquire(AcquireRequest request) {
 			Consumer<LockNotice> messages = this.messages;
 			if (messages != null && this.sent.compareAndSet(false, true)) {
 				// The message of an earlier hand-off (token 5) to this attempt arrives while this call is in
 				// flight; in Redis that hand-off ran out and another owner holds the lock now, so this very
 				// call finds it taken and re-queues the attempt.
-				messages.accept(new LockNotice.Granted(5, owner, ticket));
+				messages.accept(new LockNotice.Granted(5, request.owner(), request.ticket()));
 			}
 			// Redis has handed out token 7 since (to the owner that holds the lock now).
 			return Acquisition.heldByOther(Duration.ofSeconds(10), 7);
 		}
 
 		@Override
-		public Release release(String name, String owner, int heldCount) {
+		public Release release(ReleaseRequest request) {
 			return Release.NOT_HELD;
 		}
 
 		@Override
-		public List<Boolean> renew(List<HoldRef> holds, Duration lease) {
+		public List<Boolean> renew(List<HoldRef> holds, Duration lease, Duration within) {
 			return holds.stream().map(hold -> false).toList();
 		}
 
 		@Override
-		public AutoCloseable subscribe(String name, Consumer<LockNotice> onNotice) {
+		public AutoCloseable subscribe(String name, String clientId, Consumer<LockNotice> onNotice) {
 			this.messages = onNotice;
 			return () -> this.messages = null;
 		}

@@ -18,17 +18,12 @@ class StubBackend implements LockBackend {
 	}
 
 	@Override
-	public Acquisition acquire(String name, String owner, int heldCount, Duration lease) {
-		throw new UnsupportedOperationException("a queueing backend is asked with a queue place");
+	public Acquisition acquire(AcquireRequest request) {
+		return Acquisition.acquired(1, request.lease());
 	}
 
 	@Override
-	public Acquisition acquire(String name, String owner, int heldCount, Duration lease, Duration queueFor, String ticket) {
-		return Acquisition.acquired(1, lease);
-	}
-
-	@Override
-	public Release release(String name, String owner, int heldCount) {
+	public Release release(ReleaseRequest request) {
 		return Release.RELEASED;
 	}
 
@@ -37,7 +32,7 @@ class StubBackend implements LockBackend {
 	}
 
 	@Override
-	public List<Boolean> renew(List<HoldRef> holds, Duration lease) {
+	public List<Boolean> renew(List<HoldRef> holds, Duration lease, Duration within) {
 		return holds.stream().map(hold -> true).toList();
 	}
 
@@ -52,7 +47,7 @@ class StubBackend implements LockBackend {
 	}
 
 	@Override
-	public AutoCloseable subscribe(String name, Consumer<LockNotice> onNotice) {
+	public AutoCloseable subscribe(String name, String clientId, Consumer<LockNotice> onNotice) {
 		return () -> {
 		};
 	}

@@ -22,9 +22,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import io.distlock.DistLock;
 import io.distlock.LockListener;
 import io.distlock.LockNotAcquiredException;
+import io.distlock.core.AcquireRequest;
 import io.distlock.core.LockBackend.Acquisition;
 import io.distlock.core.LockBackend.Release;
 import io.distlock.core.LockEngineOptions;
+import io.distlock.core.ReleaseRequest;
 import io.distlock.testing.RedisServerExtension;
 
 /**
@@ -122,16 +124,18 @@ class RedisDataLossTest {
 	void aSnapshotTakenDuringAGraceDoesNotEndTheGraceOfALaterRestart() throws Exception {
 		redisServer.server().restart();
 		RedisLockBackend first = backend(LEASE);
-		assertThat(first.acquire("during", "a:1", 0, LEASE).restartGrace()).as("in the grace of the restart").isTrue();
+		assertThat(first.acquire(AcquireRequest.of("during", "a:1", 0, LEASE)).restartGrace())
+			.as("in the grace of the restart").isTrue();
 		redisServer.server().command("SAVE");
 		await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50))
-			.until(() -> first.acquire("over", "a:1", 0, LEASE).status() == Acquisition.Status.ACQUIRED);
+			.until(() -> first.acquire(AcquireRequest.of("over", "a:1", 0, LEASE)).status() == Acquisition.Status.ACQUIRED);
 		// Taken after the save: the restart from it forgets this hold, whose holder is not told yet.
-		assertThat(first.acquire("forgotten", "a:1", 0, Duration.ofSeconds(30)).status()).isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(first.acquire(AcquireRequest.of("forgotten", "a:1", 0, Duration.ofSeconds(30))).status())
+			.isEqualTo(Acquisition.Status.ACQUIRED);
 		redisServer.server().restartFromSnapshot();
 		RedisLockBackend second = backend(LEASE);
 		Acquisition refused = await().atMost(Duration.ofSeconds(30)).ignoreExceptions()
-			.until(() -> second.acquire("forgotten", "b:1", 0, LEASE), reply -> reply != null);
+			.until(() -> second.acquire(AcquireRequest.of("forgotten", "b:1", 0, LEASE)), reply -> reply != null);
 		assertThat(refused.status()).as("another client right after the restart").isEqualTo(Acquisition.Status.HELD_BY_OTHER);
 		assertThat(refused.restartGrace()).isTrue();
 		first.close();
@@ -148,21 +152,25 @@ class RedisDataLossTest {
 		RedisLockBackend owner = backend(Duration.ZERO);
 		RedisLockBackend other = backend(Duration.ZERO);
 		Duration lease = Duration.ofSeconds(30);
-		assertThat(owner.acquire("restored", "a:1", 0, lease, Duration.ZERO, "t1").status()).isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(owner.acquire(new AcquireRequest("restored", "a:1", 0, lease, Duration.ZERO, "t1")).status())
+			.isEqualTo(Acquisition.Status.ACQUIRED);
 		long ownerToken = owner.issueToken("restored", "a:1", "t1");
 		redisServer.server().command("SAVE");
-		assertThat(owner.release("restored", "a:1", 1, "t1")).isEqualTo(Release.RELEASED);
-		assertThat(other.acquire("restored", "b:1", 0, lease, Duration.ZERO, "u1").status()).isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(owner.release(new ReleaseRequest("restored", "a:1", 1, "t1", Acquisition.NO_TOKEN, null)))
+			.isEqualTo(Release.RELEASED);
+		assertThat(other.acquire(new AcquireRequest("restored", "b:1", 0, lease, Duration.ZERO, "u1")).status())
+			.isEqualTo(Acquisition.Status.ACQUIRED);
 		long otherToken = other.issueToken("restored", "b:1", "u1");
 		assertThat(otherToken).isGreaterThan(ownerToken);
 		redisServer.server().restartFromSnapshot();
 		RedisLockBackend withGrace = backend(LEASE);
 		Acquisition again = await().atMost(Duration.ofSeconds(30)).ignoreExceptions()
-			.until(() -> withGrace.acquire("restored", "a:1", 0, lease, Duration.ZERO, "t2"), reply -> reply != null);
+			.until(() -> withGrace.acquire(new AcquireRequest("restored", "a:1", 0, lease, Duration.ZERO, "t2")),
+					reply -> reply != null);
 		assertThat(again.status()).as("the old owner's next attempt, in the grace").isEqualTo(Acquisition.Status.HELD_BY_OTHER);
 		assertThat(again.restartGrace()).isTrue();
 		Acquisition later = await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50))
-			.until(() -> withGrace.acquire("restored", "a:1", 0, lease, Duration.ZERO, "t3"),
+			.until(() -> withGrace.acquire(new AcquireRequest("restored", "a:1", 0, lease, Duration.ZERO, "t3")),
 					reply -> reply.status() == Acquisition.Status.ACQUIRED);
 		assertThat(later.token()).as("no old token").isEqualTo(Acquisition.TOKEN_ON_REQUEST);
 		assertThat(withGrace.issueToken("restored", "a:1", "t3")).as("a new token, above the other holder's").isGreaterThan(otherToken);

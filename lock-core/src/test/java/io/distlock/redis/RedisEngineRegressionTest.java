@@ -27,8 +27,10 @@ import io.distlock.DistLock;
 import io.distlock.HoldInfo;
 import io.distlock.LockLostException;
 import io.distlock.LostHold;
+import io.distlock.core.AcquireRequest;
 import io.distlock.core.LockBackend.Acquisition;
 import io.distlock.core.LockBackend.Release;
+import io.distlock.core.ReleaseRequest;
 import io.distlock.testing.RedisServerExtension;
 
 /**
@@ -277,18 +279,21 @@ class RedisEngineRegressionTest {
 		RedisLockBackend backend = new RedisLockBackend(this.clients.connectionFactory(), "distlock");
 		Duration lease = Duration.ofSeconds(30);
 		// As the engine calls it: the attempt's ticket becomes the hold's id, which the release names.
-		Acquisition taken = backend.acquire("twice", "a:1", 0, lease, Duration.ZERO, "ticket-1");
+		Acquisition taken = backend.acquire(new AcquireRequest("twice", "a:1", 0, lease, Duration.ZERO, "ticket-1"));
 		assertThat(taken.status()).isEqualTo(Acquisition.Status.ACQUIRED);
 		assertThat(taken.attemptId()).isEqualTo("ticket-1");
-		assertThat(backend.release("twice", "a:1", 1, taken.attemptId())).isEqualTo(Release.RELEASED);
-		assertThat(backend.release("twice", "a:1", 1, taken.attemptId())).as("the copy").isEqualTo(Release.RELEASED);
+		assertThat(backend.release(new ReleaseRequest("twice", "a:1", 1, taken.attemptId(), Acquisition.NO_TOKEN, null)))
+			.isEqualTo(Release.RELEASED);
+		assertThat(backend.release(new ReleaseRequest("twice", "a:1", 1, taken.attemptId(), Acquisition.NO_TOKEN, null)))
+			.as("the copy").isEqualTo(Release.RELEASED);
 		// A release of a hold that is gone without having been released is not mistaken for a copy.
-		Acquisition next = backend.acquire("twice", "a:1", 0, lease, Duration.ZERO, "ticket-2");
+		Acquisition next = backend.acquire(new AcquireRequest("twice", "a:1", 0, lease, Duration.ZERO, "ticket-2"));
 		this.clients.template().delete("distlock:{twice}");
-		assertThat(backend.release("twice", "a:1", 1, next.attemptId())).isEqualTo(Release.NOT_HELD);
+		assertThat(backend.release(new ReleaseRequest("twice", "a:1", 1, next.attemptId(), Acquisition.NO_TOKEN, null)))
+			.isEqualTo(Release.NOT_HELD);
 		// Whatever recognises the copy does not keep the lock from others.
-		assertThat(backend.acquire("twice", "b:1", 0, lease).status()).isEqualTo(Acquisition.Status.ACQUIRED);
-		assertThat(backend.release("twice", "b:1", 1)).isEqualTo(Release.RELEASED);
+		assertThat(backend.acquire(AcquireRequest.of("twice", "b:1", 0, lease)).status()).isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(backend.release(ReleaseRequest.of("twice", "b:1", 1))).isEqualTo(Release.RELEASED);
 		backend.close();
 	}
 

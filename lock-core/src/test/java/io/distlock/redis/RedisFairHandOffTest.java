@@ -25,8 +25,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.data.redis.connection.RedisConnection;
 
 import io.distlock.DistLock;
+import io.distlock.core.AcquireRequest;
 import io.distlock.core.LockBackend.Acquisition;
 import io.distlock.core.LockBackend.Release;
+import io.distlock.core.ReleaseRequest;
 import io.distlock.testing.RedisServerExtension;
 
 /**
@@ -184,10 +186,12 @@ class RedisFairHandOffTest {
 		RedisLockBackend backend = new RedisLockBackend(this.clients.connectionFactory(), "distlock");
 		Duration lease = Duration.ofSeconds(30);
 		Duration queueFor = Duration.ofSeconds(10);
-		assertThat(backend.acquire("gave-up", "a:1", 0, lease).status()).isEqualTo(Acquisition.Status.ACQUIRED);
-		assertThat(backend.acquire("gave-up", "b:1", 0, lease, queueFor, "t").status()).isEqualTo(Acquisition.Status.HELD_BY_OTHER);
-		assertThat(backend.acquire("gave-up", "c:1", 0, lease, queueFor, "t").status()).isEqualTo(Acquisition.Status.HELD_BY_OTHER);
-		assertThat(backend.release("gave-up", "a:1", 1)).isEqualTo(Release.RELEASED);
+		assertThat(backend.acquire(AcquireRequest.of("gave-up", "a:1", 0, lease)).status()).isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(backend.acquire(new AcquireRequest("gave-up", "b:1", 0, lease, queueFor, "t")).status())
+			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		assertThat(backend.acquire(new AcquireRequest("gave-up", "c:1", 0, lease, queueFor, "t")).status())
+			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		assertThat(backend.release(ReleaseRequest.of("gave-up", "a:1", 1))).isEqualTo(Release.RELEASED);
 		assertThat(backend.isHeldBy("gave-up", "b:1")).as("handed to the first in line").isTrue();
 
 		// b's thread stopped waiting before it heard of the hand-off: leaving passes the lock to c.
@@ -195,8 +199,9 @@ class RedisFairHandOffTest {
 		assertThat(backend.isHeldBy("gave-up", "b:1")).isFalse();
 		assertThat(backend.isHeldBy("gave-up", "c:1")).isTrue();
 		// c learns of it on its next call (e.g. after a lost message) without counting it twice.
-		assertThat(backend.acquire("gave-up", "c:1", 0, lease, queueFor, "t").status()).isEqualTo(Acquisition.Status.ACQUIRED);
-		assertThat(backend.release("gave-up", "c:1", 1)).isEqualTo(Release.RELEASED);
+		assertThat(backend.acquire(new AcquireRequest("gave-up", "c:1", 0, lease, queueFor, "t")).status())
+			.isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(backend.release(ReleaseRequest.of("gave-up", "c:1", 1))).isEqualTo(Release.RELEASED);
 		assertThat(lockState("gave-up")).isEmpty();
 		backend.close();
 	}
@@ -205,15 +210,15 @@ class RedisFairHandOffTest {
 	void aVanishedWaitersPlaceLapsesAndIsSkipped() {
 		RedisLockBackend backend = new RedisLockBackend(this.clients.connectionFactory(), "distlock");
 		Duration lease = Duration.ofSeconds(30);
-		assertThat(backend.acquire("lapsed", "a:1", 0, lease).status()).isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(backend.acquire(AcquireRequest.of("lapsed", "a:1", 0, lease)).status()).isEqualTo(Acquisition.Status.ACQUIRED);
 		// A waiter that crashed: its place was good for 300 ms and was never renewed.
-		assertThat(backend.acquire("lapsed", "crashed:1", 0, lease, Duration.ofMillis(300), "t").status())
+		assertThat(backend.acquire(new AcquireRequest("lapsed", "crashed:1", 0, lease, Duration.ofMillis(300), "t")).status())
 			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
-		assertThat(backend.acquire("lapsed", "c:1", 0, lease, Duration.ofSeconds(10), "t").status())
+		assertThat(backend.acquire(new AcquireRequest("lapsed", "c:1", 0, lease, Duration.ofSeconds(10), "t")).status())
 			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
 		assertThat(queueLength("lapsed")).isEqualTo(2);
 		await().atMost(Duration.ofSeconds(5)).until(() -> lapsedFor("lapsed", "crashed:1"));
-		assertThat(backend.release("lapsed", "a:1", 1)).isEqualTo(Release.RELEASED);
+		assertThat(backend.release(ReleaseRequest.of("lapsed", "a:1", 1))).isEqualTo(Release.RELEASED);
 		assertThat(backend.isHeldBy("lapsed", "crashed:1")).isFalse();
 		assertThat(backend.isHeldBy("lapsed", "c:1")).isTrue();
 		backend.close();
@@ -224,9 +229,9 @@ class RedisFairHandOffTest {
 		// Backend level: nobody takes the hold up, as when the waiter's instance died a moment ago.
 		RedisLockBackend backend = new RedisLockBackend(this.clients.connectionFactory(), "distlock");
 		Duration lease = Duration.ofSeconds(30);
-		backend.acquire("provisional", "a:1", 0, lease);
-		backend.acquire("provisional", "vanished:1", 0, lease, Duration.ofSeconds(10), "t");
-		assertThat(backend.release("provisional", "a:1", 1)).isEqualTo(Release.RELEASED);
+		backend.acquire(AcquireRequest.of("provisional", "a:1", 0, lease));
+		backend.acquire(new AcquireRequest("provisional", "vanished:1", 0, lease, Duration.ofSeconds(10), "t"));
+		assertThat(backend.release(ReleaseRequest.of("provisional", "a:1", 1))).isEqualTo(Release.RELEASED);
 		assertThat(backend.isHeldBy("provisional", "vanished:1")).isTrue();
 		assertThat(backend.remainingLease("provisional")).isLessThanOrEqualTo(io.distlock.core.LockBackend.QUEUE_PLACE);
 		backend.close();

@@ -26,9 +26,11 @@ import org.springframework.data.redis.core.types.RedisClientInfo;
 import io.distlock.DistLock;
 import io.distlock.LockLostException;
 import io.distlock.LostHold;
+import io.distlock.core.AcquireRequest;
 import io.distlock.core.EngineProbe;
 import io.distlock.core.LockBackend.Acquisition;
 import io.distlock.core.LockBackend.Release;
+import io.distlock.core.ReleaseRequest;
 import io.distlock.testing.RedisServerExtension;
 
 /**
@@ -103,11 +105,11 @@ class RedisLockRegistryTest {
 		RedisLockBackend withGrace = new RedisLockBackend(this.clients.connectionFactory(), "distlock", Duration.ofHours(1));
 		RedisLockBackend withoutGrace = new RedisLockBackend(this.clients.connectionFactory(), "distlock");
 		assertThat(this.clients.redis().hasKey("distlock:fencing")).isFalse();
-		assertThat(withGrace.acquire("grace", "a:1", 0, Duration.ofSeconds(30)).status())
+		assertThat(withGrace.acquire(AcquireRequest.of("grace", "a:1", 0, Duration.ofSeconds(30))).status())
 			.as("the counter is missing: the server may have lost its data").isEqualTo(Acquisition.Status.HELD_BY_OTHER);
-		assertThat(withoutGrace.acquire("grace", "b:1", 0, Duration.ofSeconds(30)).status())
+		assertThat(withoutGrace.acquire(AcquireRequest.of("grace", "b:1", 0, Duration.ofSeconds(30))).status())
 			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
-		assertThat(withoutGrace.acquire("other", "b:1", 0, Duration.ofSeconds(30)).status())
+		assertThat(withoutGrace.acquire(AcquireRequest.of("other", "b:1", 0, Duration.ofSeconds(30))).status())
 			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
 		withGrace.close();
 		withoutGrace.close();
@@ -124,8 +126,10 @@ class RedisLockRegistryTest {
 		this.clients.redis().expire("distlock:{legacy}", Duration.ofSeconds(30));
 		assertThat(backend.issueToken("legacy", "c:1", "t7")).isEqualTo(42);
 		assertThat(backend.issueToken("legacy", "c:1", "t8")).as("another attempt's").isEqualTo(Acquisition.NO_TOKEN);
-		assertThat(backend.release("legacy", "c:1", 1, "t8")).as("another attempt's").isEqualTo(Release.NOT_HELD);
-		assertThat(backend.release("legacy", "c:1", 1, "t7")).isEqualTo(Release.RELEASED);
+		assertThat(backend.release(new ReleaseRequest("legacy", "c:1", 1, "t8", Acquisition.NO_TOKEN, null)))
+			.as("another attempt's").isEqualTo(Release.NOT_HELD);
+		assertThat(backend.release(new ReleaseRequest("legacy", "c:1", 1, "t7", Acquisition.NO_TOKEN, null)))
+			.isEqualTo(Release.RELEASED);
 		assertThat(this.clients.redis().hasKey("distlock:{legacy}")).isFalse();
 		backend.close();
 	}
@@ -133,12 +137,14 @@ class RedisLockRegistryTest {
 	@Test
 	void reSentReleaseOfAReentrantHoldIsAppliedOnce() {
 		RedisLockBackend backend = new RedisLockBackend(this.clients.connectionFactory(), "distlock");
-		assertThat(backend.acquire("resent", "c:1", 0, Duration.ofSeconds(30)).status()).isEqualTo(Acquisition.Status.ACQUIRED);
-		assertThat(backend.acquire("resent", "c:1", 1, Duration.ofSeconds(30)).status()).isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(backend.acquire(AcquireRequest.of("resent", "c:1", 0, Duration.ofSeconds(30))).status())
+			.isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(backend.acquire(AcquireRequest.of("resent", "c:1", 1, Duration.ofSeconds(30))).status())
+			.isEqualTo(Acquisition.Status.ACQUIRED);
 
 		// The same release twice, as Lettuce re-sends a command after a reconnect.
-		assertThat(backend.release("resent", "c:1", 2)).isEqualTo(Release.DECREMENTED);
-		assertThat(backend.release("resent", "c:1", 2)).isEqualTo(Release.DECREMENTED);
+		assertThat(backend.release(ReleaseRequest.of("resent", "c:1", 2))).isEqualTo(Release.DECREMENTED);
+		assertThat(backend.release(ReleaseRequest.of("resent", "c:1", 2))).isEqualTo(Release.DECREMENTED);
 		assertThat(this.clients.redis().opsForHash().get("distlock:{resent}", "c:1")).isEqualTo("1");
 		assertThat(backend.isHeldBy("resent", "c:1")).isTrue();
 		backend.close();
@@ -147,13 +153,13 @@ class RedisLockRegistryTest {
 	@Test
 	void reSentAcquisitionCountsOnce() {
 		RedisLockBackend backend = new RedisLockBackend(this.clients.connectionFactory(), "distlock");
-		long token = backend.acquire("resent", "c:1", 0, Duration.ofSeconds(30)).token();
-		assertThat(backend.acquire("resent", "c:1", 0, Duration.ofSeconds(30)).token()).isEqualTo(token);
-		backend.acquire("resent", "c:1", 1, Duration.ofSeconds(30));
-		backend.acquire("resent", "c:1", 1, Duration.ofSeconds(30));
+		long token = backend.acquire(AcquireRequest.of("resent", "c:1", 0, Duration.ofSeconds(30))).token();
+		assertThat(backend.acquire(AcquireRequest.of("resent", "c:1", 0, Duration.ofSeconds(30))).token()).isEqualTo(token);
+		backend.acquire(AcquireRequest.of("resent", "c:1", 1, Duration.ofSeconds(30)));
+		backend.acquire(AcquireRequest.of("resent", "c:1", 1, Duration.ofSeconds(30)));
 		assertThat(this.clients.redis().opsForHash().get("distlock:{resent}", "c:1")).isEqualTo("2");
-		assertThat(backend.release("resent", "c:1", 2)).isEqualTo(Release.DECREMENTED);
-		assertThat(backend.release("resent", "c:1", 1)).isEqualTo(Release.RELEASED);
+		assertThat(backend.release(ReleaseRequest.of("resent", "c:1", 2))).isEqualTo(Release.DECREMENTED);
+		assertThat(backend.release(ReleaseRequest.of("resent", "c:1", 1))).isEqualTo(Release.RELEASED);
 		backend.close();
 	}
 
@@ -191,10 +197,11 @@ class RedisLockRegistryTest {
 	@Test
 	void scriptsRunStraightOnTheSharedLettuceConnectionAndSurviveAScriptFlush() {
 		RedisLockBackend backend = new RedisLockBackend(this.clients.connectionFactory(), "distlock");
-		assertThat(backend.acquire("direct", "c:1", 0, Duration.ofSeconds(30)).status()).isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(backend.acquire(AcquireRequest.of("direct", "c:1", 0, Duration.ofSeconds(30))).status())
+			.isEqualTo(Acquisition.Status.ACQUIRED);
 		assertThat(backend.calls().asyncReady()).as("not through the template").isTrue();
 		redisServer.server().command("SCRIPT", "FLUSH");
-		assertThat(backend.release("direct", "c:1", 1)).isEqualTo(Release.RELEASED);
+		assertThat(backend.release(ReleaseRequest.of("direct", "c:1", 1))).isEqualTo(Release.RELEASED);
 		assertThat(backend.isHeldBy("direct", "c:1")).isFalse();
 		backend.close();
 	}

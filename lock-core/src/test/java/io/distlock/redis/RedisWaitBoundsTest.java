@@ -22,9 +22,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.distlock.DistLock;
 import io.distlock.LockBackendException;
+import io.distlock.core.AcquireRequest;
 import io.distlock.core.LockBackend;
 import io.distlock.core.BackendLockRegistry;
 import io.distlock.core.LockEngineOptions;
+import io.distlock.core.ReleaseRequest;
 import io.distlock.testing.RedisServerExtension;
 import io.distlock.core.LockNotice;
 
@@ -220,7 +222,7 @@ class RedisWaitBoundsTest {
 		}
 
 		@Override
-		public AutoCloseable subscribe(String name, Consumer<LockNotice> onRelease) {
+		public AutoCloseable subscribe(String name, String clientId, Consumer<LockNotice> onRelease) {
 			if (this.stalled.compareAndSet(false, true)) {
 				this.subscribing.countDown();
 				try {
@@ -232,12 +234,7 @@ class RedisWaitBoundsTest {
 					throw new IllegalStateException("Interrupted while subscribing to lock releases", ex);
 				}
 			}
-			return this.backend.subscribe(name, onRelease);
-		}
-
-		@Override
-		public Acquisition acquire(String name, String owner, int heldCount, Duration lease) {
-			return this.backend.acquire(name, owner, heldCount, lease);
+			return this.backend.subscribe(name, clientId, onRelease);
 		}
 
 		@Override
@@ -246,9 +243,8 @@ class RedisWaitBoundsTest {
 		}
 
 		@Override
-		public Acquisition acquire(String name, String owner, int heldCount, Duration lease, Duration queueFor,
-				String ticket) {
-			return this.backend.acquire(name, owner, heldCount, lease, queueFor, ticket);
+		public Acquisition acquire(AcquireRequest request) {
+			return this.backend.acquire(request);
 		}
 
 		@Override
@@ -257,23 +253,8 @@ class RedisWaitBoundsTest {
 		}
 
 		@Override
-		public Release release(String name, String owner, int heldCount) {
-			return this.backend.release(name, owner, heldCount);
-		}
-
-		@Override
-		public Release release(String name, String owner, int heldCount, String attemptId) {
-			return this.backend.release(name, owner, heldCount, attemptId);
-		}
-
-		@Override
-		public Release release(String name, String owner, int heldCount, String attemptId, long token, Duration within) {
-			return this.backend.release(name, owner, heldCount, attemptId, token, within);
-		}
-
-		@Override
-		public List<Boolean> renew(List<HoldRef> holds, Duration lease) {
-			return this.backend.renew(holds, lease);
+		public Release release(ReleaseRequest request) {
+			return this.backend.release(request);
 		}
 
 		@Override

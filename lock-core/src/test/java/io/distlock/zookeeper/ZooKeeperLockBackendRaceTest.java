@@ -26,10 +26,12 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import io.distlock.core.AcquireRequest;
 import io.distlock.core.LockBackend.Acquisition;
 import io.distlock.core.LockBackend.HoldRef;
 import io.distlock.core.LockBackend.Release;
 import io.distlock.core.LockNotice;
+import io.distlock.core.ReleaseRequest;
 
 /**
  * Interleavings of the backend's own threads that once broke mutual exclusion or left a lock taken,
@@ -109,12 +111,12 @@ class ZooKeeperLockBackendRaceTest {
 				assertThat(goOn.await(30, TimeUnit.SECONDS)).isTrue();
 			}
 		};
-		Acquisition first = this.mine.acquire("a", "owner-1", 0, Duration.ofMillis(1), Duration.ZERO, "t1");
+		Acquisition first = this.mine.acquire(new AcquireRequest("a", "owner-1", 0, Duration.ofMillis(1), Duration.ZERO, "t1"));
 		assertThat(first.status()).isEqualTo(Acquisition.Status.ACQUIRED);
 		assertThat(expiring.await(30, TimeUnit.SECONDS)).isTrue();
 
 		// The lease thread has forgotten the hold and is about to delete its node.
-		Acquisition again = this.mine.acquire("a", "owner-1", 0, LONG, Duration.ZERO, "t2");
+		Acquisition again = this.mine.acquire(new AcquireRequest("a", "owner-1", 0, LONG, Duration.ZERO, "t2"));
 		goOn.countDown();
 		this.mine.awaitBackgroundTasks();
 
@@ -123,32 +125,33 @@ class ZooKeeperLockBackendRaceTest {
 		Stat stat = node("a");
 		assertThat(stat).as("the new hold's node outlives the expired hold's delete").isNotNull();
 		assertThat(stat.getCzxid()).isEqualTo(again.token());
-		assertThat(this.theirs.acquire("a", "owner-2", 0, LONG).status()).isEqualTo(Acquisition.Status.HELD_BY_OTHER);
-		assertThat(this.mine.renew(List.of(new HoldRef("a", "owner-1")), LONG)).containsExactly(true);
+		assertThat(this.theirs.acquire(AcquireRequest.of("a", "owner-2", 0, LONG)).status())
+			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		assertThat(this.mine.renew(List.of(new HoldRef("a", "owner-1")), LONG, null)).containsExactly(true);
 	}
 
 	/** Defect: renew answered true for a hold whose lease ran out (or session was lost) after its check. */
 	@Test
 	void aHoldLostBetweenTheRenewalsCheckAndItsExtensionIsNotRenewed() throws Exception {
-		assertThat(this.mine.acquire("r", "owner-1", 0, LONG).status()).isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(this.mine.acquire(AcquireRequest.of("r", "owner-1", 0, LONG)).status()).isEqualTo(Acquisition.Status.ACQUIRED);
 		this.mine.hook = (point, name) -> {
 			if (point.equals("renew-checked")) {
 				this.mine.connectionChanged(ConnectionState.LOST);
 			}
 		};
-		assertThat(this.mine.renew(List.of(new HoldRef("r", "owner-1")), LONG)).containsExactly(false);
+		assertThat(this.mine.renew(List.of(new HoldRef("r", "owner-1")), LONG, null)).containsExactly(false);
 	}
 
 	/** Defect: a re-entry extended a hold lost after its check and answered ACQUIRED on a deleted node. */
 	@Test
 	void aHoldLostBetweenTheReentrysCheckAndItsExtensionIsReportedLost() throws Exception {
-		assertThat(this.mine.acquire("e", "owner-1", 0, LONG).status()).isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(this.mine.acquire(AcquireRequest.of("e", "owner-1", 0, LONG)).status()).isEqualTo(Acquisition.Status.ACQUIRED);
 		this.mine.hook = (point, name) -> {
 			if (point.equals("reenter-checked")) {
 				this.mine.connectionChanged(ConnectionState.LOST);
 			}
 		};
-		assertThat(this.mine.acquire("e", "owner-1", 1, LONG).status()).isEqualTo(Acquisition.Status.LOST);
+		assertThat(this.mine.acquire(AcquireRequest.of("e", "owner-1", 1, LONG)).status()).isEqualTo(Acquisition.Status.LOST);
 	}
 
 	/** Defect: a create that landed but whose answer was lost left the lock taken until the session ended. */
@@ -160,7 +163,7 @@ class ZooKeeperLockBackendRaceTest {
 			}
 		};
 		try {
-			this.mine.acquire("u", "owner-1", 0, LONG, Duration.ZERO, "t1");
+			this.mine.acquire(new AcquireRequest("u", "owner-1", 0, LONG, Duration.ZERO, "t1"));
 			throw new AssertionError("the lost answer was not reported");
 		}
 		catch (ZooKeeperLockBackend.ZooKeeperCallException expected) {
@@ -170,7 +173,7 @@ class ZooKeeperLockBackendRaceTest {
 		};
 		this.mine.awaitBackgroundTasks();
 		assertThat(node("u")).as("the unanswered create's node").isNull();
-		assertThat(this.theirs.acquire("u", "owner-2", 0, LONG).status()).isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(this.theirs.acquire(AcquireRequest.of("u", "owner-2", 0, LONG)).status()).isEqualTo(Acquisition.Status.ACQUIRED);
 	}
 
 	/**
@@ -188,13 +191,15 @@ class ZooKeeperLockBackendRaceTest {
 				assertThat(answerArrives.await(60, TimeUnit.SECONDS)).isTrue();
 			}
 		};
-		Future<Acquisition> late = this.threads.submit(() -> this.mine.acquire("late", "owner-1", 0, LONG, Duration.ZERO, "t1"));
+		Future<Acquisition> late = this.threads
+			.submit(() -> this.mine.acquire(new AcquireRequest("late", "owner-1", 0, LONG, Duration.ZERO, "t1")));
 		assertThat(created.await(30, TimeUnit.SECONDS)).isTrue();
 		// While the answer is on its way the client goes silent, its session expires, the ensemble
 		// deletes its node, and another client takes the lock.
 		this.clients.cutOff(this.mineCurator);
 		Acquisition theirs = await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
-			.until(() -> this.theirs.acquire("late", "owner-2", 0, LONG), acquisition -> acquisition.status() == Acquisition.Status.ACQUIRED);
+			.until(() -> this.theirs.acquire(AcquireRequest.of("late", "owner-2", 0, LONG)),
+					acquisition -> acquisition.status() == Acquisition.Status.ACQUIRED);
 		answerArrives.countDown();
 
 		Acquisition answered;
@@ -223,7 +228,8 @@ class ZooKeeperLockBackendRaceTest {
 				Thread.sleep(ZooKeeperTestClients.SESSION_TIMEOUT.plusMillis(500).toMillis());
 			}
 		};
-		Future<Acquisition> late = this.threads.submit(() -> this.mine.acquire("slow", "owner-1", 0, LONG, Duration.ZERO, "t1"));
+		Future<Acquisition> late = this.threads
+			.submit(() -> this.mine.acquire(new AcquireRequest("slow", "owner-1", 0, LONG, Duration.ZERO, "t1")));
 		assertThat(created.await(30, TimeUnit.SECONDS)).isTrue();
 		Stat first = node("slow");
 		Acquisition held = late.get(30, TimeUnit.SECONDS);
@@ -231,7 +237,8 @@ class ZooKeeperLockBackendRaceTest {
 		assertThat(held.status()).isEqualTo(Acquisition.Status.ACQUIRED);
 		assertThat(held.token()).as("a node made again").isGreaterThan(first.getCzxid());
 		assertThat(node("slow").getCzxid()).isEqualTo(held.token());
-		assertThat(this.theirs.acquire("slow", "owner-2", 0, LONG).status()).isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		assertThat(this.theirs.acquire(AcquireRequest.of("slow", "owner-2", 0, LONG)).status())
+			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
 	}
 
 	/** Creates answered late every time fail the acquisition, and none of their nodes keeps the lock taken. */
@@ -247,12 +254,13 @@ class ZooKeeperLockBackendRaceTest {
 					Thread.sleep(session.plusMillis(300).toMillis());
 				}
 			};
-			assertThatThrownBy(() -> slow.acquire("always-late", "owner-1", 0, LONG, Duration.ZERO, "t1"))
+			assertThatThrownBy(() -> slow.acquire(new AcquireRequest("always-late", "owner-1", 0, LONG, Duration.ZERO, "t1")))
 				.isInstanceOf(ZooKeeperLockBackend.ZooKeeperCallException.class)
 				.hasMessageContaining("only after the session timeout");
 			slow.awaitBackgroundTasks();
 			assertThat(node("always-late")).isNull();
-			assertThat(this.theirs.acquire("always-late", "owner-2", 0, LONG).status()).isEqualTo(Acquisition.Status.ACQUIRED);
+			assertThat(this.theirs.acquire(AcquireRequest.of("always-late", "owner-2", 0, LONG)).status())
+				.isEqualTo(Acquisition.Status.ACQUIRED);
 		}
 		finally {
 			slow.close();
@@ -275,17 +283,17 @@ class ZooKeeperLockBackendRaceTest {
 			}
 		};
 		try {
-			this.mine.acquire("busy", "owner-9", 0, Duration.ofMillis(1), Duration.ZERO, "t0");
+			this.mine.acquire(new AcquireRequest("busy", "owner-9", 0, Duration.ofMillis(1), Duration.ZERO, "t0"));
 			assertThat(leaseThreadBusy.await(30, TimeUnit.SECONDS)).isTrue();
 			try {
-				this.mine.acquire("u", "owner-1", 0, LONG, Duration.ZERO, "t1");
+				this.mine.acquire(new AcquireRequest("u", "owner-1", 0, LONG, Duration.ZERO, "t1"));
 				throw new AssertionError("the lost answer was not reported");
 			}
 			catch (ZooKeeperLockBackend.ZooKeeperCallException expected) {
 				// The node is there.
 			}
 			assertThat(node("u")).isNotNull();
-			Acquisition held = this.mine.acquire("h", "owner-1", 0, LONG, Duration.ZERO, "t2");
+			Acquisition held = this.mine.acquire(new AcquireRequest("h", "owner-1", 0, LONG, Duration.ZERO, "t2"));
 
 			this.mine.leaveQueue("u", "owner-1", "t9", true);
 			assertThat(node("u")).as("another attempt's node").isNotNull();
@@ -307,7 +315,7 @@ class ZooKeeperLockBackendRaceTest {
 	 */
 	@Test
 	void aSecondDeleterOfOneHoldNeverDeletesTheNextHoldersNode() throws Exception {
-		assertThat(this.mine.acquire("d", "owner-1", 0, LONG).status()).isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(this.mine.acquire(AcquireRequest.of("d", "owner-1", 0, LONG)).status()).isEqualTo(Acquisition.Status.ACQUIRED);
 		CountDownLatch checked = new CountDownLatch(1);
 		CountDownLatch goOn = new CountDownLatch(1);
 		String releaser = "releaser-" + System.nanoTime();
@@ -319,19 +327,19 @@ class ZooKeeperLockBackendRaceTest {
 		};
 		Future<Release> release = this.threads.submit(() -> {
 			Thread.currentThread().setName(releaser);
-			return this.mine.release("d", "owner-1", 1);
+			return this.mine.release(ReleaseRequest.of("d", "owner-1", 1));
 		});
 		assertThat(checked.await(30, TimeUnit.SECONDS)).isTrue();
 
 		// The release has checked the node and not yet deleted it; the session is reported lost meanwhile.
 		this.mine.connectionChanged(ConnectionState.LOST);
 		this.mine.awaitBackgroundTasks();
-		Acquisition early = this.theirs.acquire("d", "owner-2", 0, LONG);
+		Acquisition early = this.theirs.acquire(AcquireRequest.of("d", "owner-2", 0, LONG));
 		goOn.countDown();
 		release.get(30, TimeUnit.SECONDS);
 
 		Acquisition other = (early.status() == Acquisition.Status.ACQUIRED) ? early
-				: this.theirs.acquire("d", "owner-2", 0, LONG);
+				: this.theirs.acquire(AcquireRequest.of("d", "owner-2", 0, LONG));
 		assertThat(other.status()).isEqualTo(Acquisition.Status.ACQUIRED);
 		Stat stat = node("d");
 		assertThat(stat).as("the next holder's node").isNotNull();
@@ -344,9 +352,9 @@ class ZooKeeperLockBackendRaceTest {
 	void theLastSubscriptionOfALockToCloseRemovesItsWatchOnTheServer() throws Exception {
 		String path = BASE + "/" + ZooKeeperNodeNames.nodeName("w");
 		CountDownLatch heard = new CountDownLatch(1);
-		AutoCloseable one = this.mine.subscribe("w", any -> {
+		AutoCloseable one = this.mine.subscribe("w", null, any -> {
 		});
-		AutoCloseable two = this.mine.subscribe("w", message -> {
+		AutoCloseable two = this.mine.subscribe("w", null, message -> {
 			if (message == LockNotice.RELEASED) {
 				heard.countDown();
 			}
@@ -354,8 +362,8 @@ class ZooKeeperLockBackendRaceTest {
 		assertThat(serverWatchesOn(path)).isEqualTo(1);
 		one.close();
 		assertThat(serverWatchesOn(path)).as("another subscription still watches").isEqualTo(1);
-		assertThat(this.theirs.acquire("w", "owner-2", 0, LONG).status()).isEqualTo(Acquisition.Status.ACQUIRED);
-		assertThat(this.theirs.release("w", "owner-2", 1)).isEqualTo(Release.RELEASED);
+		assertThat(this.theirs.acquire(AcquireRequest.of("w", "owner-2", 0, LONG)).status()).isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(this.theirs.release(ReleaseRequest.of("w", "owner-2", 1))).isEqualTo(Release.RELEASED);
 		assertThat(heard.await(30, TimeUnit.SECONDS)).as("the remaining subscription hears the release").isTrue();
 		two.close();
 		assertThat(serverWatchesOn(path)).as("no subscription left").isZero();

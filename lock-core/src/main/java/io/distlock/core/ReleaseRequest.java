@@ -1,0 +1,33 @@
+package io.distlock.core;
+
+import java.time.Duration;
+
+import io.distlock.core.LockBackend.Acquisition;
+
+/**
+ * What {@link LockBackend#release} is asked: one hold of one lock to give up.
+ * @param name the lock's name
+ * @param owner the owner id
+ * @param heldCount the hold count the owner has before this release
+ * @param attemptId the {@link Acquisition#attemptId()} of the acquisition being released, or {@code null}
+ * for whatever hold the owner has: only the hold it names is released, as a release that reaches a
+ * server late must not free the hold the same owner took after it (Redlock, where one node may apply a
+ * release after the next acquisition)
+ * @param token the hold's fencing token, {@link Acquisition#NO_TOKEN} or {@link Acquisition#TOKEN_ON_REQUEST}
+ * @param within how long the caller can wait for the answer; {@code null}: the backend's own timeout. A
+ * backend that cannot bound its calls may take longer.
+ */
+public record ReleaseRequest(String name, String owner, int heldCount, String attemptId, long token,
+		Duration within) {
+
+	/**
+	 * @param name the lock's name
+	 * @param owner the owner id
+	 * @param heldCount the hold count the owner has before this release
+	 * @return a request for whatever hold the owner has, without a token, within the backend's own timeout
+	 */
+	public static ReleaseRequest of(String name, String owner, int heldCount) {
+		return new ReleaseRequest(name, owner, heldCount, null, Acquisition.NO_TOKEN, null);
+	}
+
+}
