@@ -25,9 +25,6 @@ import io.lettuce.core.RedisURI;
 /**
  * Settings of distlock, under {@code distlock.*}. Unknown keys under the prefix fail start-up, so a
  * misspelt property is not silently ignored.
- *
- * <p>Over 300 lines because every property is a field with its Javadoc (the IDE metadata), a getter and a
- * setter, one nested class per prefix, as Spring Boot's own properties classes are.
  */
 @ConfigurationProperties(prefix = "distlock", ignoreUnknownFields = false)
 public class DistLockProperties implements InitializingBean {

@@ -25,8 +25,6 @@ import io.distlock.WorkHold;
  *
  * <p>Steps never overlap: wake-ups that arrive while one runs make it run once more, never twice at
  * once (the work-in-progress counter of reactive operators), so the fields below need no lock.
- *
- * <p>Over 300 lines because the steps, their wake-ups, cancellation and the deadline share those fields.
  */
 final class AsyncAcquisition {
 

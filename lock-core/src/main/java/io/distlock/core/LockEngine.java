@@ -43,8 +43,6 @@ import io.distlock.WorkHold;
  * </ul>
  *
  * <p>Owner ids are {@code clientId:threadId}, computed here and passed to the backend as values.
- *
- * <p>Just over 300 lines: the wiring of the parts above, and the timings they share.
  */
 final class LockEngine implements LockRegistry, AutoCloseable {
 

@@ -96,7 +96,7 @@ final class Waiter {
 		return this.room.awaitTurn(this, nanos);
 	}
 
-	/** @return the fencing token of the hold handed to this waiter (valid after {@link Turn#GRANTED}) */
+	/** @return the fencing token of the hold handed to this waiter (valid after {@link ReleaseWaits.Turn#GRANTED}) */
 	long grantedToken() {
 		this.room.lock.lock();
 		try {

@@ -30,9 +30,6 @@ import io.distlock.LockWatchdog;
  * that ran out); renewal stops for all holds when the client closes. A renewal that finds the hold
  * gone, or that cannot reach the backend until the last confirmed lease has run out, marks the hold
  * lost.
- *
- * <p>Over 300 lines because renewal, the hand-over extension and serial lease changes share one lane and
- * its close.
  */
 final class Watchdog implements AutoCloseable {
 

@@ -32,9 +32,6 @@ import io.distlock.redis.RedisNode;
  * timeout passes; skips a node for a while after it failed to answer ({@link RedlockDownNodes});
  * leaves out entries that reach a server an earlier entry reaches ({@link RedlockNodeIdentities});
  * and connects to every node at start.
- *
- * <p>Over 300 lines because the fan-out's deadline and the answers it waits for are one mechanism,
- * which reads best in one place.
  */
 final class RedlockFanOut implements AutoCloseable {
 
