@@ -40,13 +40,12 @@ import io.distlock.annotation.LockFailureHandler;
  * observers told, a failure answered by the method's policy, and the holds released in reverse order,
  * each kept for {@code holdAtLeast}, after the surrounding transaction if one is active.
  *
- * <p>The blocking path runs here; {@link DeferredLocking} runs futures and Reactor types over the
+ * <p>The blocking path runs here; the deferred paths run futures and Reactor types over the
  * same steps (all but the transaction), with holds that belong to the work instead of the thread.
  */
 final class LockAspectSupport {
 
-	/** Under the interceptor's name, which the aspect's messages have always had (and under io.distlock.aop). */
-	private static final Logger log = LoggerFactory.getLogger(DistributedLockInterceptor.class);
+	private static final Logger log = LoggerFactory.getLogger(LockAspectSupport.class);
 
 	private static final boolean TX_PRESENT = ClassUtils.isPresent(
 			"org.springframework.transaction.support.TransactionSynchronizationManager",
@@ -159,7 +158,7 @@ final class LockAspectSupport {
 
 	/**
 	 * Takes the call's locks in order within one wait budget, adding each to {@code held}; for the
-	 * thread-bound holds of {@link #invokeLocked} and the work-bound ones of {@link DeferredLocking}.
+	 * thread-bound holds of {@link #invokeLocked} and the work-bound ones of the deferred paths.
 	 * Anything other than a backend failure or an interrupt propagates; the caller releases what is
 	 * in {@code held}. A name the registry refuses (too long for a table's column, say) is reported
 	 * naming the method, whose key produced it: the registry's own message knows only the name.

@@ -17,7 +17,7 @@ import org.slf4j.LoggerFactory;
  */
 final class SkipWarnings {
 
-	private static final Logger log = LoggerFactory.getLogger(DistributedLockInterceptor.class);
+	private static final Logger log = LoggerFactory.getLogger(SkipWarnings.class);
 
 	/** What a method's skips look like when they are logged. */
 	private static final Duration DEFAULT_INTERVAL = Duration.ofMinutes(1);
