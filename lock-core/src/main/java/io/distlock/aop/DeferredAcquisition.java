@@ -15,7 +15,7 @@ import io.distlock.WorkHold;
 /**
  * Takes every lock of a deferred call without blocking a thread: one after another in the call's
  * order, within one wait, all or none, through {@link io.distlock.LockRegistry#tryLockForWorkAsync}.
- * The non-blocking twin of {@link DeferredLocking#acquire}: the same outcomes (the holds, or a
+ * The non-blocking twin of the deferred paths' blocking acquisition: the same outcomes (the holds, or a
  * failure for the method's policy, or an exception), the same observations.
  *
  * <p>Cancelling the returned future ends the acquisition: the lock being waited for is given up,
@@ -23,7 +23,7 @@ import io.distlock.WorkHold;
  */
 final class DeferredAcquisition {
 
-	private final DeferredLocking locking;
+	private final LockAspectSupport support;
 
 	private final LockedCall call;
 
@@ -32,20 +32,20 @@ final class DeferredAcquisition {
 	/** Holds taken so far; only the chain's current step adds to it, after the previous one completed. */
 	private final List<WorkHold> held;
 
-	private final CompletableFuture<DeferredLocking.Acquired> result = new CompletableFuture<>();
+	private final CompletableFuture<WorkHolds> result = new CompletableFuture<>();
 
 	/** The acquisition under way, to cancel with the whole. */
 	private volatile CompletableFuture<Optional<WorkHold>> current;
 
-	private DeferredAcquisition(DeferredLocking locking, LockedCall call) {
-		this.locking = locking;
+	private DeferredAcquisition(LockAspectSupport support, LockedCall call) {
+		this.support = support;
 		this.call = call;
 		this.held = new ArrayList<>(call.names().size());
 	}
 
 	/** @return the call's holds to come, or its failure; cancel it to give up */
-	static CompletableFuture<DeferredLocking.Acquired> start(DeferredLocking locking, LockedCall call) {
-		DeferredAcquisition acquisition = new DeferredAcquisition(locking, call);
+	static CompletableFuture<WorkHolds> start(LockAspectSupport support, LockedCall call) {
+		DeferredAcquisition acquisition = new DeferredAcquisition(support, call);
 		acquisition.result.whenComplete((acquired, error) -> {
 			CompletableFuture<Optional<WorkHold>> current = acquisition.current;
 			if (acquisition.result.isCancelled() && current != null) {
@@ -113,9 +113,9 @@ final class DeferredAcquisition {
 	}
 
 	private void acquired() {
-		this.locking.observeAcquisition(this.call, DistributedLockObserver.Outcome.ACQUIRED,
+		this.support.observeAcquisition(this.call, DistributedLockObserver.Outcome.ACQUIRED,
 				LockAspectSupport.waitedSince(this.start));
-		DeferredLocking.Acquired acquired = new DeferredLocking.Acquired(List.copyOf(this.held), null, System.nanoTime());
+		WorkHolds acquired = WorkHolds.taken(this.held);
 		if (!this.result.complete(acquired)) {
 			releaseHeld();
 		}
@@ -125,16 +125,16 @@ final class DeferredAcquisition {
 	private void stopShort(Throwable cause) {
 		Duration waited = LockAspectSupport.waitedSince(this.start);
 		releaseHeld();
-		this.locking.observeAcquisition(this.call, (cause == null) ? DistributedLockObserver.Outcome.TIMED_OUT
+		this.support.observeAcquisition(this.call, (cause == null) ? DistributedLockObserver.Outcome.TIMED_OUT
 				: DistributedLockObserver.Outcome.FAILED, waited);
-		this.result.complete(new DeferredLocking.Acquired(List.of(), LockAspectSupport.failure(this.call, waited, cause), 0));
+		this.result.complete(WorkHolds.notTaken(LockAspectSupport.failure(this.call, waited, cause)));
 	}
 
 	/** Anything else (a closed registry, a refused name, an Error) reaches the subscriber as it is. */
 	private void fail(Throwable ex) {
 		Duration waited = LockAspectSupport.waitedSince(this.start);
 		releaseHeld();
-		this.locking.observeAcquisition(this.call, DistributedLockObserver.Outcome.FAILED, waited);
+		this.support.observeAcquisition(this.call, DistributedLockObserver.Outcome.FAILED, waited);
 		this.result.completeExceptionally(ex);
 	}
 
@@ -144,7 +144,7 @@ final class DeferredAcquisition {
 		}
 		List<WorkHold> taken = List.copyOf(this.held);
 		this.held.clear();
-		DeferredLocking.RELEASES.execute(() -> DeferredLocking.giveBack(this.call, taken));
+		WorkHolds.RELEASES.execute(() -> WorkHolds.giveBack(this.call, taken));
 	}
 
 }

@@ -2,6 +2,7 @@ package io.distlock.aop;
 
 import java.lang.reflect.Method;
 import java.util.List;
+import java.util.concurrent.CompletionStage;
 
 import org.springframework.core.KotlinDetector;
 import org.springframework.core.ReactiveAdapterRegistry;
@@ -10,8 +11,9 @@ import org.springframework.scheduling.annotation.Async;
 import org.springframework.util.ClassUtils;
 
 /**
- * Recognises methods whose work completes after they return and that {@link DeferredLocking} cannot
- * hold their locks for: a plain {@code Future}, reactive types other than Reactor's (RxJava,
+ * Recognises methods whose work completes after they return: those whose locks are held until that
+ * work ends (a {@code CompletionStage}, a Reactor {@code Mono} or {@code Flux}), and those that cannot
+ * be held so: a plain {@code Future}, reactive types other than Reactor's (RxJava,
  * Mutiny, Kotlin {@code Flow} and {@code Deferred}), Spring MVC's deferred results, and Kotlin
  * {@code suspend} functions. A lock released when such a method returns protects nothing, so the
  * interceptor must not pretend to lock them. Types are matched by name, so none of those libraries
@@ -19,13 +21,41 @@ import org.springframework.util.ClassUtils;
  */
 final class DeferredResultTypes {
 
-	/** Stages, Monos and Fluxes are {@link DeferredLocking}'s and never reach this list. */
+	/** Reactor's types, where Reactor is on the classpath: loaded by name, so that it need not be. */
+	private static final List<Class<?>> REACTOR = reactorTypes();
+
+	/** Stages, Monos and Fluxes are held until their work ends and never reach this list. */
 	private static final List<String> DEFERRED = List.of("java.util.concurrent.Future", "java.util.concurrent.Callable", "java.util.concurrent.Flow$Publisher",
 			"org.reactivestreams.Publisher", "kotlinx.coroutines.flow.Flow",
 			"org.springframework.web.context.request.async.DeferredResult",
 			"org.springframework.web.context.request.async.WebAsyncTask");
 
 	private DeferredResultTypes() {
+	}
+
+	private static List<Class<?>> reactorTypes() {
+		ClassLoader loader = DeferredResultTypes.class.getClassLoader();
+		if (!ClassUtils.isPresent("reactor.core.publisher.Mono", loader)) {
+			return List.of();
+		}
+		return List.of(ClassUtils.resolveClassName("reactor.core.publisher.Mono", loader),
+				ClassUtils.resolveClassName("reactor.core.publisher.Flux", loader));
+	}
+
+	/**
+	 * @param returnType a locked method's return type
+	 * @return whether its locks are held until its work ends rather than until it returns
+	 */
+	static boolean heldUntilWorkEnds(Class<?> returnType) {
+		if (CompletionStage.class.isAssignableFrom(returnType)) {
+			return true;
+		}
+		for (Class<?> reactor : REACTOR) {
+			if (reactor.isAssignableFrom(returnType)) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	/**
@@ -40,7 +70,7 @@ final class DeferredResultTypes {
 			return "Kotlin suspend function's result";
 		}
 		Class<?> type = method.getReturnType();
-		if (type.isPrimitive() || type == Object.class || DeferredLocking.handles(type)
+		if (type.isPrimitive() || type == Object.class || heldUntilWorkEnds(type)
 				|| isAsync(method, targetClass)) {
 			return null;
 		}

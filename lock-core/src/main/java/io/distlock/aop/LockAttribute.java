@@ -23,7 +23,7 @@ import io.distlock.annotation.OnLockFailure;
  * @param fallback the SKIP fallback expression, or {@code null}
  * @param failureHandler the failure handler bean name, or empty
  * @param deferred whether the method returns work that ends later (a future, a Mono or Flux), whose
- * locks {@link DeferredLocking} holds until it ends
+ * locks are held until it ends
  * @param holdAtLeast how long the locks stay taken at least from their acquisition, or {@code null}
  * @param registry the name of the registry bean to lock with, or empty for the default one
  */

@@ -122,7 +122,7 @@ public final class LockAttributeSource {
 		}
 		return new LockAttribute(method, description, annotation.name(), List.copyOf(keys), List.of(annotation.key()),
 				duration(description, "waitTime", annotation.waitTime(), true), leaseTime, annotation.onFailure(),
-				fallback, annotation.failureHandler(), DeferredLocking.handles(method.getReturnType()), holdAtLeast,
+				fallback, annotation.failureHandler(), DeferredResultTypes.heldUntilWorkEnds(method.getReturnType()), holdAtLeast,
 				registry);
 	}
 

@@ -17,7 +17,7 @@ import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
 /**
- * {@link DeferredLocking} for Reactor's {@link Mono} and {@link Flux}: the locks are taken on
+ * The deferred locking of Reactor's {@link Mono} and {@link Flux}: the locks are taken on
  * subscription (assembling a Mono takes nothing), held until it completes, fails or is cancelled,
  * waited for without any thread (the registry's non-blocking acquisition), and released on threads
  * of distlock's own, so no event-loop thread ever waits for a lock. Loaded only where Reactor is on
@@ -32,7 +32,7 @@ final class ReactorLocking {
 	private static final SingletonSupplier<Scheduler> WORK = SingletonSupplier.of(Schedulers::boundedElastic);
 
 	private static final SingletonSupplier<Scheduler> RELEASES = SingletonSupplier
-		.of(() -> Schedulers.fromExecutorService(DeferredLocking.RELEASES, "distlock-release"));
+		.of(() -> Schedulers.fromExecutorService(WorkHolds.RELEASES, "distlock-release"));
 
 	/** Marks a subscription cancelled before its locks were taken. */
 	private static final Object CANCELLED = new Object();
@@ -40,21 +40,17 @@ final class ReactorLocking {
 	private ReactorLocking() {
 	}
 
-	static boolean handles(Class<?> returnType) {
-		return Mono.class.isAssignableFrom(returnType) || Flux.class.isAssignableFrom(returnType);
-	}
-
-	static Object invoke(DeferredLocking locking, MethodInvocation invocation, LockedCall call) {
-		Mono<DeferredLocking.Acquired> acquire = Mono.defer(() -> acquireOnce(locking, call));
-		Function<DeferredLocking.Acquired, Publisher<Object>> body = acquired -> {
+	static Object invoke(LockAspectSupport support, MethodInvocation invocation, LockedCall call) {
+		Mono<WorkHolds> acquire = Mono.defer(() -> acquireOnce(support, call));
+		Function<WorkHolds, Publisher<Object>> body = acquired -> {
 			if (acquired.failure() != null) {
-				return failure(locking, call, acquired);
+				return failure(support, call, acquired);
 			}
 			// Given back by a cancel that raced the delivery: the work must not run without them.
 			return acquired.claim() ? proceed(invocation, call, acquired) : Mono.empty();
 		};
-		Function<DeferredLocking.Acquired, Publisher<Object>> release = acquired -> Mono
-			.<Object>fromRunnable(() -> locking.release(call, acquired))
+		Function<WorkHolds, Publisher<Object>> release = acquired -> Mono
+			.<Object>fromRunnable(() -> acquired.release(support, call))
 			.subscribeOn(RELEASES.get());
 		if (Mono.class.isAssignableFrom(call.attribute().method().getReturnType())) {
 			return Mono.usingWhen(acquire, acquired -> Mono.from(body.apply(acquired)), release,
@@ -70,12 +66,12 @@ final class ReactorLocking {
 	 * cancel: then the holds are given back here, unless the work claimed them first (then
 	 * {@code usingWhen} releases them when the work ends).
 	 */
-	private static Mono<DeferredLocking.Acquired> acquireOnce(DeferredLocking locking, LockedCall call) {
+	private static Mono<WorkHolds> acquireOnce(LockAspectSupport support, LockedCall call) {
 		AtomicReference<Object> state = new AtomicReference<>();
-		CompletableFuture<DeferredLocking.Acquired> acquisition = DeferredAcquisition.start(locking, call);
-		CompletableFuture<DeferredLocking.Acquired> delivered = acquisition.thenApply(acquired -> {
+		CompletableFuture<WorkHolds> acquisition = DeferredAcquisition.start(support, call);
+		CompletableFuture<WorkHolds> delivered = acquisition.thenApply(acquired -> {
 			if (!state.compareAndSet(null, acquired) && acquired.giveBack()) {
-				RELEASES.get().schedule(() -> locking.release(call, acquired));
+				RELEASES.get().schedule(() -> acquired.release(support, call));
 			}
 			return acquired;
 		});
@@ -85,15 +81,15 @@ final class ReactorLocking {
 			if (previous == null) {
 				acquisition.cancel(false);
 			}
-			else if (previous instanceof DeferredLocking.Acquired acquired && acquired.giveBack()) {
-				RELEASES.get().schedule(() -> locking.release(call, acquired));
+			else if (previous instanceof WorkHolds acquired && acquired.giveBack()) {
+				RELEASES.get().schedule(() -> acquired.release(support, call));
 			}
 		});
 	}
 
 	@SuppressWarnings("unchecked")
 	private static Publisher<Object> proceed(MethodInvocation invocation, LockedCall call,
-			DeferredLocking.Acquired acquired) {
+			WorkHolds acquired) {
 		// Each subscription runs the method anew, as a resubscribed Mono would.
 		MethodInvocation fresh = (invocation instanceof ProxyMethodInvocation proxied) ? proxied.invocableClone()
 				: invocation;
@@ -113,11 +109,11 @@ final class ReactorLocking {
 	}
 
 	@SuppressWarnings("unchecked")
-	private static Publisher<Object> failure(DeferredLocking locking, LockedCall call,
-			DeferredLocking.Acquired acquired) {
+	private static Publisher<Object> failure(LockAspectSupport support, LockedCall call,
+			WorkHolds acquired) {
 		Object value;
 		try {
-			value = locking.failureValue(call, acquired.failure());
+			value = support.onFailure(call, acquired.failure());
 		}
 		catch (Throwable ex) {
 			// THROW: an error signal, not a throw from the method.

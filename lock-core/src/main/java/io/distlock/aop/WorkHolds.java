@@ -1,0 +1,105 @@
+package io.distlock.aop;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
+
+import io.distlock.WorkHold;
+import io.distlock.annotation.LockFailure;
+
+/**
+ * All of a deferred call's holds, or why it has none: released once, however many ways its work
+ * ends (completes, fails, is cancelled), and claimed by the work or given back unused, never both.
+ * @param holds the holds, in the order they were taken
+ * @param failure why there are none, or {@code null}
+ * @param acquiredAt when the last was taken ({@link System#nanoTime()}), for {@code holdAtLeast}
+ * @param released whether they were released
+ * @param phase taken, in use by the work, or given back
+ */
+record WorkHolds(List<WorkHold> holds, LockFailure failure, long acquiredAt, AtomicBoolean released,
+		AtomicInteger phase) {
+
+	/** Numbers the release threads. */
+	private static final AtomicInteger RELEASE_THREADS = new AtomicInteger();
+
+	/**
+	 * Where holds are released when their work ends: off the completing thread (an event loop, a
+	 * cancelling caller), and apart from the threads that wait for locks, so that releases never
+	 * queue behind the waits they would end. Releases are bounded by the hold's lease.
+	 */
+	static final ExecutorService RELEASES = Executors.newCachedThreadPool(runnable -> {
+		Thread thread = new Thread(runnable, "distlock-release-" + RELEASE_THREADS.incrementAndGet());
+		thread.setDaemon(true);
+		return thread;
+	});
+
+	private static final int TAKEN = 0;
+
+	private static final int IN_USE = 1;
+
+	private static final int GIVEN_BACK = 2;
+
+	WorkHolds(List<WorkHold> holds, LockFailure failure, long acquiredAt) {
+		this(holds, failure, acquiredAt, new AtomicBoolean(), new AtomicInteger(TAKEN));
+	}
+
+	/** @return the holds of a call whose work may run */
+	static WorkHolds taken(List<WorkHold> holds) {
+		return new WorkHolds(List.copyOf(holds), null, System.nanoTime());
+	}
+
+	/** @return no holds, and why: the method's policy answers the call */
+	static WorkHolds notTaken(LockFailure failure) {
+		return new WorkHolds(List.of(), failure, 0);
+	}
+
+	/** @return whether the work may run under these holds: they were not given back first */
+	boolean claim() {
+		return this.phase.compareAndSet(TAKEN, IN_USE);
+	}
+
+	/** @return whether the holds may be given back unused: no work claimed them first */
+	boolean giveBack() {
+		return this.phase.compareAndSet(TAKEN, GIVEN_BACK);
+	}
+
+	/** @param offered whether the registry offers fencing tokens (Redlock's holds have none) */
+	Map<String, LongSupplier> tokens(boolean offered) {
+		Map<String, LongSupplier> tokens = new LinkedHashMap<>();
+		for (WorkHold hold : this.holds) {
+			tokens.put(hold.lockName(), offered ? hold::fencingToken : null);
+		}
+		return tokens;
+	}
+
+	/**
+	 * Releases the holds in reverse order, once. The work has ended, so nobody is left to throw to:
+	 * a hold lost meanwhile was reported to the {@code LockListener}s already, and is logged.
+	 */
+	void release(LockAspectSupport support, LockedCall call) {
+		if (!this.released.compareAndSet(false, true)) {
+			return;
+		}
+		try {
+			LockAspectSupport.releaseQuietly(this.holds, LockAspectSupport.RELEASE_WORK, WorkHold::lockName,
+					call.attribute(), this.acquiredAt, call.attribute().description());
+		}
+		finally {
+			if (!this.holds.isEmpty()) {
+				support.observeRelease(call.attribute(), this.acquiredAt);
+			}
+		}
+	}
+
+	/** Gives back holds taken for work that will not run, at once (no {@code holdAtLeast}). */
+	static void giveBack(LockedCall call, List<WorkHold> held) {
+		LockAspectSupport.releaseQuietly(held, LockAspectSupport.RELEASE_WORK, WorkHold::lockName, null, 0,
+				call.attribute().description());
+	}
+
+}
