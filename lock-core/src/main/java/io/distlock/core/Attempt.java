@@ -240,7 +240,7 @@ final class Attempt {
 	 */
 	void granted(long token) {
 		Hold hold = record(token, this.ticket, this.refusedAt + this.placeNanos);
-		this.engine.watchdog.extendHandedOver(hold, lease());
+		this.engine.renewals.extendHandedOver(hold, lease());
 	}
 
 	/**

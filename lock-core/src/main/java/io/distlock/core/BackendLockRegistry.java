@@ -99,12 +99,12 @@ public class BackendLockRegistry implements LockRegistry, LockRegistryStats, Aut
 
 	@Override
 	public long watchdogRenewals() {
-		return this.engine.watchdog.renewals();
+		return this.engine.renewals.renewals();
 	}
 
 	@Override
 	public long watchdogRenewalFailures() {
-		return this.engine.watchdog.failedRenewals();
+		return this.engine.renewals.failedRenewals();
 	}
 
 	@Override

@@ -38,7 +38,7 @@ import io.distlock.WorkHold;
  * messages and hand-offs;</li>
  * <li>{@link HoldTable}: the holds, their reentrant counts, and lost-hold reporting;
  * {@link FencingTokens}: their tokens, issued on request;</li>
- * <li>{@link Unlocking}: ending holds; {@link Watchdog}: renewing them; {@link DeadlineGuard}: bounding
+ * <li>{@link Unlocking}: ending holds; {@link LeaseRenewals}: renewing them; {@link DeadlineGuard}: bounding
  * backend calls by the caller's wait; {@link LockArguments}: checking what callers pass.</li>
  * </ul>
  *
@@ -85,7 +85,7 @@ final class LockEngine implements LockRegistry, AutoCloseable {
 
 	final ReleaseWaits waits;
 
-	final Watchdog watchdog;
+	final LeaseRenewals renewals;
 
 	/** The watchdog's threads when the application gave none: the engine's to stop. */
 	private final LockWatchdog ownWatchdog;
@@ -138,7 +138,7 @@ final class LockEngine implements LockRegistry, AutoCloseable {
 		this.holds = new HoldTable(options, this.listeners);
 		backend.onHoldsLost(this.holds::lostInBackend);
 		this.ownWatchdog = (options.watchdog() != null) ? null : LockWatchdog.create();
-		this.watchdog = new Watchdog((options.watchdog() != null) ? options.watchdog() : this.ownWatchdog, backend,
+		this.renewals = new LeaseRenewals((options.watchdog() != null) ? options.watchdog() : this.ownWatchdog, backend,
 				options.watchdogTimeout(), this.holds::renewable, this.holds::markLost, this::renewalFailed);
 		this.deadlines = new DeadlineGuard(options.clientId());
 		this.blocking = new BlockingAcquisition(this);
@@ -235,7 +235,7 @@ final class LockEngine implements LockRegistry, AutoCloseable {
 		// Steps already asked for still run, find the registry closed and end their futures.
 		this.calls.shutdown();
 		this.releases.shutdown();
-		this.watchdog.close();
+		this.renewals.close();
 		if (this.ownWatchdog != null) {
 			this.ownWatchdog.close();
 		}

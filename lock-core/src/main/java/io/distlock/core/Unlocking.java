@@ -128,7 +128,7 @@ final class Unlocking {
 		List<HoldRef> ref = List.of(new HoldRef(hold.name, hold.owner));
 		// Below a millisecond a lease of 0 would free the lock without waking anyone.
 		Duration lease = (keep.toMillis() < 1) ? Duration.ofMillis(1) : keep;
-		boolean kept = this.engine.watchdog.serially(() -> this.engine.backend.renew(ref, lease, within).get(0),
+		boolean kept = this.engine.renewals.serially(() -> this.engine.backend.renew(ref, lease, within).get(0),
 				within.plus(LockEngine.RELEASE_MIN_WAIT));
 		return kept ? Release.RELEASED : Release.NOT_HELD;
 	}

@@ -31,9 +31,9 @@ import io.distlock.LockWatchdog;
  * gone, or that cannot reach the backend until the last confirmed lease has run out, marks the hold
  * lost.
  */
-final class Watchdog implements AutoCloseable {
+final class LeaseRenewals implements AutoCloseable {
 
-	private static final Logger log = LoggerFactory.getLogger(Watchdog.class);
+	private static final Logger log = LoggerFactory.getLogger(LeaseRenewals.class);
 
 	/** Keys per renewal round trip: large enough to amortise, small enough not to stall the server. */
 	static final int BATCH_SIZE = 256;
@@ -68,7 +68,7 @@ final class Watchdog implements AutoCloseable {
 
 	private final BiConsumer<List<Hold>, RuntimeException> onRenewalFailure;
 
-	Watchdog(LockWatchdog threads, LockBackend backend, Duration lease, Supplier<? extends Collection<Hold>> holds,
+	LeaseRenewals(LockWatchdog threads, LockBackend backend, Duration lease, Supplier<? extends Collection<Hold>> holds,
 			LostHandler onLost, BiConsumer<List<Hold>, RuntimeException> onRenewalFailure) {
 		this.onRenewalFailure = onRenewalFailure;
 		this.backend = backend;
