@@ -120,8 +120,9 @@ final class DeferredLocking {
 							(name, left) -> call.locks().tryLockForWork(name, left, call.leaseTime()).orElse(null)));
 		}
 		catch (RuntimeException | Error ex) {
+			Duration waited = LockAspectSupport.waitedSince(start);
 			WorkHolds.giveBack(call, held);
-			this.support.observeAcquisition(call, DistributedLockObserver.Outcome.FAILED, LockAspectSupport.waitedSince(start));
+			this.support.observeAcquisition(call, DistributedLockObserver.Outcome.FAILED, waited);
 			throw ex;
 		}
 		Duration waited = LockAspectSupport.waitedSince(start);

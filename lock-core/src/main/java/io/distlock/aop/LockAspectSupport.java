@@ -127,8 +127,9 @@ final class LockAspectSupport {
 		catch (Throwable ex) {
 			// Anything else (a closed registry, a hold lost meanwhile, an Error) reaches the caller as it is,
 			// but the locks taken so far must not stay held, renewed by the watchdog, with no one to release them.
+			Duration waited = waitedSince(start);
 			releaseQuietly(held, UNLOCK, DistLock::getName, null, 0, call.attribute().description());
-			observeAcquisition(call, DistributedLockObserver.Outcome.FAILED, waitedSince(start));
+			observeAcquisition(call, DistributedLockObserver.Outcome.FAILED, waited);
 			throw ex;
 		}
 		Duration waited = waitedSince(start);
