@@ -21,6 +21,9 @@ import io.distlock.core.LockBackend.Health;
  */
 final class RedisDiagnostics {
 
+	/** How many PINGs may try to name the cause of a connection closed without one. */
+	private static final int DIAGNOSIS_TRIES = 3;
+
 	private final StringRedisTemplate redis;
 
 	private final String description;
@@ -64,11 +67,17 @@ final class RedisDiagnostics {
 		}
 		if (RedisFailures.isConnectionClosedWithoutCause(failure)) {
 			// When Redis refuses the credentials, Lettuce can report the connection it then closes
-			// ("Connection closed prematurely") instead of the WRONGPASS that closed it. One PING on a new
-			// connection names the real cause; only a failure that names one replaces the first.
-			RuntimeException diagnosis = ping();
-			if (diagnosis != null && RedisFailures.causeOf(diagnosis) != RedisFailures.Cause.OTHER) {
-				return RedisFailures.explain(diagnosis, this.description);
+			// ("Connection closed prematurely") instead of the WRONGPASS that closed it. A PING on a new
+			// connection names the real cause, but may lose the same race: a few tries, each a refused
+			// handshake at most. Only a failure that names a cause replaces the first.
+			for (int i = 0; i < DIAGNOSIS_TRIES; i++) {
+				RuntimeException diagnosis = ping();
+				if (diagnosis == null || !RedisFailures.isConnectionClosedWithoutCause(diagnosis)) {
+					if (diagnosis != null && RedisFailures.causeOf(diagnosis) != RedisFailures.Cause.OTHER) {
+						return RedisFailures.explain(diagnosis, this.description);
+					}
+					break;
+				}
 			}
 		}
 		return RedisFailures.explain(failure, this.description);
