@@ -42,6 +42,17 @@ public interface LockRegistryStats {
 	BackendHealth backendHealth();
 
 	/**
+	 * Asks the backend's servers whether they are set up in a way that can lose holds while they run
+	 * (a Redis {@code maxmemory-policy} that may evict lock keys). Costs a round trip per server:
+	 * meant for start-up, not for every request.
+	 * @return one sentence per problem, naming the server and the setting; empty if none
+	 * @throws RuntimeException if a server cannot be asked
+	 */
+	default List<String> serverWarnings() {
+		return List.of();
+	}
+
+	/**
 	 * Whether the backend answers.
 	 * @param up whether locks can be taken
 	 * @param details per server, for the health endpoint

@@ -34,6 +34,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 
 import io.distlock.LockListener;
 import io.distlock.LockRegistry;
+import io.distlock.LockRegistryStats;
 import io.distlock.LockWatchdog;
 import io.distlock.core.LockEngineOptions;
 import io.distlock.redis.RedisLockRegistry;
@@ -86,6 +87,12 @@ public class DistLockAutoConfiguration {
 	DefaultRegistryCheck distLockDefaultRegistryCheck(DistLockProperties properties, Environment environment,
 			ListableBeanFactory beanFactory) {
 		return new DefaultRegistryCheck(properties, environment, beanFactory);
+	}
+
+	@Bean
+	ServerWarningsLog distLockServerWarningsLog(ListableBeanFactory beanFactory,
+			ObjectProvider<LockRegistryStats> defaultStats) {
+		return new ServerWarningsLog(new LockRegistries(beanFactory, defaultStats));
 	}
 
 	static LockEngineOptions engineOptions(DistLockProperties properties, ObjectProvider<LockListener> listeners,

@@ -123,6 +123,11 @@ public class BackendLockRegistry implements LockRegistry, LockRegistryStats, Aut
 		return new BackendHealth(health.up(), health.details());
 	}
 
+	@Override
+	public List<String> serverWarnings() {
+		return this.engine.backend.serverWarnings();
+	}
+
 	/** @return this registry's settings */
 	public LockEngineOptions options() {
 		return this.engine.options();

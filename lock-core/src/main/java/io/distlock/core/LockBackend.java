@@ -187,6 +187,17 @@ public interface LockBackend extends AutoCloseable {
 	}
 
 	/**
+	 * Asks the backend's servers whether they are set up in a way that can lose holds while they
+	 * run, such as a Redis eviction policy that may evict lock keys. Called rarely (at start-up), so
+	 * it may cost a round trip per server.
+	 * @return one sentence per problem, naming the server and the setting; empty if none
+	 * @throws RuntimeException if a server cannot be asked
+	 */
+	default List<String> serverWarnings() {
+		return List.of();
+	}
+
+	/**
 	 * Checks that the backend answers, without taking any lock.
 	 * @return whether it is usable, with details (per server where there are several)
 	 */

@@ -1,5 +1,7 @@
 package io.distlock.redis;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.stream.Collectors;
@@ -107,6 +109,48 @@ final class RedisDiagnostics {
 			throw new IllegalStateException("Redis at " + this.description + " did not report its run_id (INFO server)");
 		}
 		return runId;
+	}
+
+	/**
+	 * What the server is set to do that can lose holds without a restart: an eviction policy that may
+	 * pick a lock's key when the memory is full. Every lock key carries a TTL, so the {@code volatile-*}
+	 * policies may evict it as well as the {@code allkeys-*} ones; only {@code noeviction} (writes
+	 * then fail, and so do acquisitions, loudly) keeps every hold. A Cluster answers for each master.
+	 * @return one sentence per server that may evict lock keys; empty if none may
+	 * @see LockBackend#serverWarnings()
+	 */
+	List<String> serverWarnings() {
+		Properties info = this.redis
+			.execute((RedisCallback<Properties>) connection -> connection.serverCommands().info("memory"));
+		return (info != null) ? evictionWarnings(info, this.description) : List.of();
+	}
+
+	/**
+	 * @param info {@code INFO memory}: one server's fields, or a Cluster's, each prefixed with its node's
+	 * {@code host:port.}
+	 * @param description where the locks are kept, named when the fields name no node
+	 */
+	static List<String> evictionWarnings(Properties info, String description) {
+		List<String> warnings = new ArrayList<>();
+		for (String field : info.stringPropertyNames().stream().sorted().toList()) {
+			if (!field.endsWith("maxmemory_policy")) {
+				continue;
+			}
+			String node = field.substring(0, field.length() - "maxmemory_policy".length());
+			String policy = info.getProperty(field).trim();
+			String limit = info.getProperty(node + "maxmemory", "0").trim();
+			// maxmemory 0: no limit, nothing is evicted whatever the policy says.
+			if (!"noeviction".equals(policy) && !"0".equals(limit)) {
+				String server = node.isEmpty() ? description : node.substring(0, node.length() - 1);
+				String human = info.getProperty(node + "maxmemory_human", limit + " bytes").trim();
+				warnings.add("Redis at " + server + " may evict lock keys when its memory is full (maxmemory-policy "
+						+ policy + ", maxmemory " + human + "): an evicted hold is lost without a restart, and another "
+						+ "holder can enter before its holder is told. Set maxmemory-policy noeviction on the server "
+						+ "that keeps locks (CONFIG SET maxmemory-policy noeviction, redis.conf, or the provider's "
+						+ "parameter group); see docs/failure-semantics.md");
+			}
+		}
+		return warnings;
 	}
 
 	/** @see LockBackend#health() */

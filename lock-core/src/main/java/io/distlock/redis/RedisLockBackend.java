@@ -83,6 +83,12 @@ public final class RedisLockBackend implements LockBackend {
 		return this.diagnostics.health();
 	}
 
+	/** Names an eviction policy that may evict lock keys (see {@link RedisDiagnostics#serverWarnings()}). */
+	@Override
+	public List<String> serverWarnings() {
+		return this.diagnostics.serverWarnings();
+	}
+
 	/** Queues waiters: a release hands the lock to the first live one (see {@code release.lua}). */
 	@Override
 	public boolean queuesWaiters() {

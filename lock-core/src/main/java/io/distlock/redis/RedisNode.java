@@ -186,6 +186,11 @@ public final class RedisNode implements AutoCloseable {
 		return this.backend.health();
 	}
 
+	/** @return what this node's server is set to do that can lose holds, e.g. evict lock keys */
+	public List<String> serverWarnings() {
+		return this.backend.serverWarnings();
+	}
+
 	/** Releases this node's own resources, not the connection factory. */
 	@Override
 	public void close() {

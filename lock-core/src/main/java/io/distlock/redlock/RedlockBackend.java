@@ -255,6 +255,19 @@ public final class RedlockBackend implements LockBackend {
 				Map.of("nodes", nodeStates, "reachable", reachable, "quorum", this.quorum));
 	}
 
+	/**
+	 * Every answering node's warnings: one node that evicts a hold leaves its quorum a node short,
+	 * and a second such node lets another holder in. A node that does not answer is the health's
+	 * business, not a warning.
+	 */
+	@Override
+	public List<String> serverWarnings() {
+		return this.nodes.onAllNodes(RedisNode::serverWarnings).stream()
+			.filter(Reply::answered)
+			.flatMap(reply -> reply.value().stream())
+			.toList();
+	}
+
 	@Override
 	public void close() {
 		this.nodes.close();
