@@ -38,6 +38,23 @@ class RedisClusterLockTest {
 	final RedisClientsExtension clients = RedisClientsExtension.of(redisCluster);
 
 	@Test
+	void everyMasterThatMayEvictLockKeysIsNamed() {
+		RedisServerProcess evicting = redisCluster.cluster().masters().get(2);
+		assertThat(evicting.command("CONFIG", "SET", "maxmemory", "512mb")).isEqualTo("+OK");
+		assertThat(evicting.command("CONFIG", "SET", "maxmemory-policy", "volatile-lfu")).isEqualTo("+OK");
+		try {
+			assertThat(this.clients.registry(Duration.ofSeconds(30)).serverWarnings()).singleElement()
+				.asString()
+				.contains(":" + evicting.port() + " may evict lock keys")
+				.contains("maxmemory-policy volatile-lfu");
+		}
+		finally {
+			evicting.command("CONFIG", "SET", "maxmemory", "0");
+			evicting.command("CONFIG", "SET", "maxmemory-policy", "noeviction");
+		}
+	}
+
+	@Test
 	void aLocksKeysShareItsSlotAndFencingCountersStayFew() {
 		RedisKeys keys = new RedisKeys("distlock", true);
 		Set<String> counters = new HashSet<>();
