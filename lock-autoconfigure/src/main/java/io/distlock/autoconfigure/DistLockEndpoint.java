@@ -11,6 +11,7 @@ import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 
 import io.distlock.HoldInfo;
+import io.distlock.LockRegistry;
 import io.distlock.LockRegistryStats;
 
 /**
@@ -32,13 +33,17 @@ public class DistLockEndpoint {
 	public LocksDescriptor locks() {
 		List<HoldDescriptor> holds = new ArrayList<>();
 		Map<String, Integer> waiters = new LinkedHashMap<>();
+		Map<String, Instant> restartGrace = new LinkedHashMap<>();
 		this.registries.all().forEach((registry, stats) -> {
+			if (stats instanceof LockRegistry locks) {
+				locks.restartGraceEnds().ifPresent(ends -> restartGrace.put(registry, ends));
+			}
 			stats.heldLocks().forEach(hold -> holds.add(describe(registry, stats, hold)));
 			// The default registry's lock names as they are; another registry's behind its name.
 			String prefix = LockRegistries.DEFAULT.equals(registry) ? "" : registry + "/";
 			stats.waiters().forEach((lock, count) -> waiters.put(prefix + lock, count));
 		});
-		return new LocksDescriptor(holds, waiters);
+		return new LocksDescriptor(holds, waiters, restartGrace);
 	}
 
 	private HoldDescriptor describe(String registry, LockRegistryStats stats, HoldInfo hold) {
@@ -60,8 +65,11 @@ public class DistLockEndpoint {
 	 * @param holds the locks held by this instance's threads
 	 * @param waiters per lock name, how many threads wait for it (names of a registry other than the
 	 * default one start with its name and {@code /})
+	 * @param restartGrace per registry whose lock server refused this instance's last acquisition for
+	 * its restart grace (it restarted or lost its data), when that grace ends; empty when none serves one
 	 */
-	public record LocksDescriptor(List<HoldDescriptor> holds, Map<String, Integer> waiters) {
+	public record LocksDescriptor(List<HoldDescriptor> holds, Map<String, Integer> waiters,
+			Map<String, Instant> restartGrace) {
 	}
 
 	/**

@@ -1,6 +1,7 @@
 package io.distlock.autoconfigure;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Locale;
 
 import org.springframework.beans.factory.ListableBeanFactory;
@@ -11,6 +12,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.context.annotation.Bean;
 
 import io.distlock.aop.DistributedLockObserver;
+import io.distlock.LockRegistry;
 import io.distlock.LockRegistryStats;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
@@ -27,7 +29,9 @@ import io.micrometer.core.instrument.binder.MeterBinder;
  * <li>{@code distlock.holds.active}, {@code distlock.waiters} (gauges): holds and waiting threads
  * of this instance now;</li>
  * <li>{@code distlock.watchdog.renewals}, {@code distlock.watchdog.failures},
- * {@code distlock.holds.lost} (counters).</li>
+ * {@code distlock.holds.lost} (counters);</li>
+ * <li>{@code distlock.restart.grace} (gauge, seconds): what is left of a restart grace the lock server
+ * refused this instance's acquisitions for, 0 when none.</li>
  * </ul>
  * The {@code lock} tag is the annotation's {@code name}, or {@code SimpleClassName.method}: never
  * the resolved key, so per-order keys cannot explode the number of series. Every meter is also
@@ -63,9 +67,23 @@ public class DistLockMetricsAutoConfiguration {
 				.description("Holds lost before their owner released them")
 				.tag("registry", name)
 				.register(meters);
+			if (stats instanceof LockRegistry locks) {
+				Gauge.builder("distlock.restart.grace", locks, DistLockMetricsAutoConfiguration::restartGraceLeft)
+					.description("Seconds left of the restart grace the lock server served this instance's last "
+							+ "refused acquisition; 0 when none")
+					.baseUnit("seconds")
+					.tag("registry", name)
+					.register(meters);
+			}
 		});
 	}
 
+
+	private static double restartGraceLeft(LockRegistry locks) {
+		return locks.restartGraceEnds()
+			.map(ends -> Math.max(0, Duration.between(Instant.now(), ends).toMillis()) / 1000.0)
+			.orElse(0.0);
+	}
 
 	@Bean
 	DistributedLockObserver distLockMetricsObserver(ObjectProvider<MeterRegistry> registries) {

@@ -139,12 +139,28 @@ class DistLockObservabilityTests {
 			.contains("Blocking.hold(String, CountDownLatch, CountDownLatch)")
 			.contains("\"fencingToken\":")
 			.contains("\"leaseLeft\":")
-			.contains("\"waiters\":{\"report:7\":1}");
+			.contains("\"waiters\":{\"report:7\":1}")
+			.contains("\"restartGrace\":{}");
 
 		release.countDown();
 		assertThat(secondEntered.await(10, TimeUnit.SECONDS)).isTrue();
 		await().atMost(Duration.ofSeconds(10)).until(() -> registry.heldLocks().isEmpty());
 		assertThat(get(context, "/actuator/distlock")).contains("\"holds\":[]");
+	}
+
+	@Test
+	void aRestartGraceTheServerServesIsShownByAGaugeAndTheEndpoint() throws Exception {
+		// The test's server started less than an hour ago and holds no fencing counter: it serves the grace.
+		ConfigurableApplicationContext context = startWeb("distlock.restart-grace=1h");
+		MeterRegistry meters = context.getBean(MeterRegistry.class);
+		assertThat(meters.get("distlock.restart.grace").tags("registry", "default").gauge().value()).isZero();
+
+		assertThatThrownBy(context.getBean(Busy.class)::throwing).isInstanceOf(LockAcquisitionException.class)
+			.hasMessageContaining("restart grace");
+
+		assertThat(meters.get("distlock.restart.grace").tags("registry", "default").gauge().value())
+			.isBetween(60.0, 3600.0);
+		assertThat(get(context, "/actuator/distlock")).contains("\"restartGrace\":{\"default\":\"");
 	}
 
 	@Test
