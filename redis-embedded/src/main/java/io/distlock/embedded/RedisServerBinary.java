@@ -14,9 +14,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Finds a {@code redis-server} executable: the one on {@code PATH} if there is one, otherwise the
- * binary shipped inside the {@code com.github.codemonstur:embedded-redis} jar, extracted once per
- * JVM into a temporary file.
+ * Finds a {@code redis-server} executable: the one chosen with {@value #SERVER_PROPERTY} (such as
+ * {@code valkey-server}, which speaks the same protocol and takes the same arguments), else the one
+ * on {@code PATH} if there is one, otherwise the binary shipped inside the
+ * {@code com.github.codemonstur:embedded-redis} jar, extracted once per JVM into a temporary file.
  *
  * <p>Preferring {@code PATH} matters: the packaged binaries are Redis 6.2, while a machine's own
  * server is usually newer and is what the user runs in production.
@@ -24,6 +25,9 @@ import org.slf4j.LoggerFactory;
 public final class RedisServerBinary {
 
 	private static final Logger log = LoggerFactory.getLogger(RedisServerBinary.class);
+
+	/** The system property that chooses another server for the tests, such as {@code valkey-server}. */
+	public static final String SERVER_PROPERTY = "distlock.redis.server";
 
 	private static volatile Path resolved;
 
@@ -42,7 +46,7 @@ public final class RedisServerBinary {
 				path = resolved;
 				if (path == null) {
 					path = fromEnvironmentOverride().or(RedisServerBinary::fromPath).orElseGet(RedisServerBinary::extractPackaged);
-					log.info("Using redis-server at {}", path);
+					log.info("Using {} as the Redis server", path);
 					resolved = path;
 				}
 			}
@@ -50,19 +54,39 @@ public final class RedisServerBinary {
 		return path;
 	}
 
+	/**
+	 * The server chosen for this run: the system property {@value #SERVER_PROPERTY} (e.g.
+	 * {@code -Ddistlock.redis.server=valkey-server}, which Maven passes on to the tests), else the
+	 * environment variable {@code DISTLOCK_REDIS_SERVER}; a path, or a name looked up on {@code PATH}.
+	 * A choice that names nothing executable fails rather than quietly testing another server.
+	 */
 	private static Optional<Path> fromEnvironmentOverride() {
-		String override = System.getenv("DISTLOCK_REDIS_SERVER");
-		return (override == null || override.isBlank()) ? Optional.empty() : Optional.of(Path.of(override));
+		String override = System.getProperty(SERVER_PROPERTY, System.getenv("DISTLOCK_REDIS_SERVER"));
+		if (override == null || override.isBlank()) {
+			return Optional.empty();
+		}
+		Optional<Path> chosen = override.contains("/") ? Optional.of(Path.of(override)).filter(Files::isExecutable)
+				: onPath(override);
+		if (chosen.isEmpty()) {
+			throw new IllegalStateException("The server chosen for the tests (" + SERVER_PROPERTY + " or DISTLOCK_REDIS_SERVER: '"
+					+ override + "') is not an executable on PATH or at that path; install it (valkey-server comes from "
+					+ "Debian's bookworm-backports) or leave the setting out to use redis-server");
+		}
+		return chosen;
 	}
 
 	private static Optional<Path> fromPath() {
+		return onPath("redis-server");
+	}
+
+	private static Optional<Path> onPath(String name) {
 		String pathVariable = System.getenv("PATH");
 		if (pathVariable == null) {
 			return Optional.empty();
 		}
 		return Stream.of(pathVariable.split(java.io.File.pathSeparator))
 			.filter(dir -> !dir.isBlank())
-			.map(dir -> Path.of(dir, "redis-server"))
+			.map(dir -> Path.of(dir, name))
 			.filter(Files::isExecutable)
 			.findFirst();
 	}
