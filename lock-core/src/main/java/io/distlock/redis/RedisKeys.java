@@ -16,6 +16,8 @@ record RedisKeys(String prefix, boolean cluster) {
 
 	private static final String LAST_SAVE_SEEN = ":lastsave";
 
+	private static final String REPLICATION_ID_SEEN = ":replid";
+
 
 	RedisKeys {
 		LockSettings.keyPrefix(prefix);
@@ -38,13 +40,15 @@ record RedisKeys(String prefix, boolean cluster) {
 
 	/**
 	 * The keys of {@code acquire.lua} in its KEYS order (lock, fencing counter, queue, queue entries,
-	 * the server's last save seen), building the lock key once: this runs on every acquisition.
+	 * the server's last save seen, the replication id seen), building the lock key once: this runs on
+	 * every acquisition.
 	 */
 	List<String> scriptKeys(String name) {
 		String lock = lock(name);
 		String queueBase = queueBase(name, lock);
 		String counter = fencingCounter(name);
-		return List.of(lock, counter, queueBase + ":queue", queueBase + ":queued", counter + LAST_SAVE_SEEN);
+		return List.of(lock, counter, queueBase + ":queue", queueBase + ":queued", counter + LAST_SAVE_SEEN,
+				counter + REPLICATION_ID_SEEN);
 	}
 
 	/**
@@ -53,6 +57,15 @@ record RedisKeys(String prefix, boolean cluster) {
 	 */
 	String lastSaveSeen(String name) {
 		return fencingCounter(name) + LAST_SAVE_SEEN;
+	}
+
+	/**
+	 * Where {@code acquire.lua} keeps the server's replication id from its last check for a promotion:
+	 * beside the fencing counter, shared as it is. Written through a master, it reaches its replicas,
+	 * which is how a promoted replica is recognised (see {@link PromotionChecks}).
+	 */
+	String replicationIdSeen(String name) {
+		return fencingCounter(name) + REPLICATION_ID_SEEN;
 	}
 
 	/**

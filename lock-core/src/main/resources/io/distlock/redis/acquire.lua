@@ -16,6 +16,10 @@
 --          made sure that the server had not restarted within the grace (see startOrServeGrace)
 -- ARGV[6]  the restart grace in ms (see startOrServeGrace); 0 = none
 -- ARGV[7]  '1' if this client has held a lock on this server before, else '0' (see startOrServeGrace)
+-- KEYS[6]  (read and written only with a restart grace) the server's replication id when this
+--          script last checked for a promotion (see promotedGraceUntil)
+-- ARGV[8]  '1' to check whether the server is a replica promoted since the last check, else '0' or
+--          absent (see promotedGraceUntil)
 -- Returns  {1, token} acquired or re-entered (also: release.lua handed the lock to this owner);
 --          token is -2 when none was issued yet: token.lua issues one when the holder asks, so the
 --          many holders that never ask cost no counter update;
@@ -73,6 +77,35 @@ local function restartGraceUntil(last, nowSeconds, nowMs)
     untilMs = math.max(untilMs or 0, nowMs + grace)
   end
   return untilMs
+end
+
+-- A replica promoted to master since this client last asked (ARGV[8] = '1': the first acquisition on
+-- each new connection, since a failover moves every client to the new master through a new one) may
+-- have missed the latest holds, which replication sends after the fact: it serves the grace, from now
+-- (when it was promoted is not known; its former master's holders learn of a missing hold at their
+-- next renewal). It is recognised by its replication ids: KEYS[6] keeps the id the server answered
+-- under when last asked, written through the master and so copied to its replicas; a promoted replica
+-- answers under a new id and keeps its former master's as master_replid2. A restarted master answers
+-- under a new id too, but has no such second id: the restart check covers it. Returns nil when no
+-- promotion was seen, else when the grace ends.
+local function promotedGraceUntil(nowMs)
+  if ARGV[8] ~= '1' then
+    return nil
+  end
+  local info = redis.pcall('info', 'replication')
+  local id = (type(info) == 'string') and string.match(info, 'master_replid:(%x+)') or nil
+  if not id then
+    return nil
+  end
+  local kept = redis.call('get', KEYS[6])
+  if kept == id then
+    return nil
+  end
+  redis.call('set', KEYS[6], id)
+  if kept and string.match(info, 'master_replid2:(%x+)') == kept then
+    return nowMs + tonumber(ARGV[6])
+  end
+  return nil
 end
 
 local function startOrServeGrace()
@@ -160,6 +193,21 @@ local function take()
   end
   redis.call('pexpire', KEYS[1], ARGV[2])
   return {1, -2}
+end
+
+-- The promotion check, on whatever path this call then takes: a re-entry that skipped it would let
+-- the next new holder of another lock in without the grace.
+if ARGV[8] == '1' and tonumber(ARGV[6]) > 0 then
+  local nowMs = now()
+  local promoted = promotedGraceUntil(nowMs)
+  if promoted then
+    local last = redis.call('get', KEYS[2])
+    local marked = last and string.sub(last, 1, 6) == 'grace:'
+    local graceUntil = marked and tonumber(string.sub(last, 7)) or nil
+    if not graceUntil or promoted > graceUntil then
+      redis.call('set', KEYS[2], 'grace:' .. string.format('%.0f', promoted))
+    end
+  end
 end
 
 -- One EXISTS for the lock and its queue: the uncontended path needs neither, and with both there

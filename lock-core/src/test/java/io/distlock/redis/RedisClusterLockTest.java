@@ -76,7 +76,7 @@ class RedisClusterLockTest {
 			assertThat(ClusterSlotTags.slot(keys.fencingCounter(name))).as(name).isEqualTo(slot);
 			assertThat(keys.scriptKeys(name)).as(name)
 				.startsWith(keys.lock(name), keys.fencingCounter(name), keys.queue(name), keys.queueEntries(name))
-				.hasSize(5)
+				.hasSize(6)
 				.allSatisfy(key -> assertThat(ClusterSlotTags.slot(key)).isEqualTo(slot));
 			assertThat(keys.releaseKeys(name, "client-1:42")).as(name).startsWith(keys.scriptKeys(name).subList(0, 4).toArray(String[]::new)).hasSize(5);
 			assertThat(ClusterSlotTags.slot(keys.releaseKeys(name, "client-1:42").get(4))).as(name).isEqualTo(slot);

@@ -57,7 +57,8 @@ class RedisKeysProperties {
 				shared.retainAll(own);
 				assertThat(shared).as("keys of '%s' that lock '%s' uses too (cluster: %s)", name, candidate, keys.cluster())
 					.isEmpty();
-				assertThat(allKeys(keys, candidate)).doesNotContain(keys.fencingCounter(name), keys.lastSaveSeen(name));
+				assertThat(allKeys(keys, candidate)).doesNotContain(keys.fencingCounter(name), keys.lastSaveSeen(name),
+						keys.replicationIdSeen(name));
 			}
 		}
 	}
@@ -155,10 +156,11 @@ class RedisKeysProperties {
 		Set<String> all = new LinkedHashSet<>(keys.scriptKeys(name));
 		all.addAll(keys.releaseKeys(name, "client-1:42"));
 		all.add(keys.lock(name));
-		// The fencing counter and the last save seen beside it are shared on purpose: one for the key
-		// space, or one per slot.
+		// The fencing counter and the last save and replication id seen beside it are shared on
+		// purpose: one for the key space, or one per slot.
 		all.remove(keys.fencingCounter(name));
 		all.remove(keys.lastSaveSeen(name));
+		all.remove(keys.replicationIdSeen(name));
 		return all;
 	}
 
