@@ -32,24 +32,34 @@ final class DistLockSettings {
 	 * it for the default registry, and the one under {@code distlock.registries.<name>} ({@code null}
 	 * where a named registry takes the top-level value).
 	 */
-	private static final Map<String, String[]> PROPERTIES = Map.ofEntries(
-			Map.entry("keyPrefix", new String[] { "distlock.key-prefix", "key-prefix" }),
-			Map.entry("waitTime", new String[] { "distlock.wait-time", null }),
-			Map.entry("defaultLease", new String[] { "distlock.lease-time", null }),
-			Map.entry("watchdogTimeout", new String[] { "distlock.watchdog.timeout", "watchdog-timeout" }),
-			Map.entry("restartGrace", new String[] { "distlock.restart-grace", null }),
-			Map.entry("tableName", new String[] { "distlock.jdbc.table-name", "table-name" }),
-			Map.entry("basePath", new String[] { "distlock.zookeeper.base-path", "base-path" }),
-			Map.entry("sessionTimeout", new String[] { "distlock.zookeeper.session-timeout", null }),
-			Map.entry("connectionTimeout", new String[] { "distlock.zookeeper.connection-timeout", null }),
-			Map.entry("nodes", new String[] { "distlock.redlock.nodes", "redlock-nodes" }),
-			Map.entry("ssl", new String[] { "distlock.redlock.ssl.bundle", null }),
-			Map.entry("nodeTimeout", new String[] { "distlock.redlock.node-timeout", null }),
-			Map.entry("clockDriftFactor", new String[] { "distlock.redlock.clock-drift-factor", null }),
-			Map.entry("retryDelay", new String[] { "distlock.redlock.retry-delay", null }),
-			Map.entry("retryJitter", new String[] { "distlock.redlock.retry-jitter", null }));
+	private static final Map<String, Property> PROPERTIES = Map.ofEntries(
+			Map.entry("keyPrefix", new Property("distlock.key-prefix", "key-prefix")),
+			Map.entry("waitTime", new Property("distlock.wait-time", null)),
+			Map.entry("defaultLease", new Property("distlock.lease-time", null)),
+			Map.entry("watchdogTimeout", new Property("distlock.watchdog.timeout", "watchdog-timeout")),
+			Map.entry("restartGrace", new Property("distlock.restart-grace", null)),
+			Map.entry("tableName", new Property("distlock.jdbc.table-name", "table-name")),
+			Map.entry("basePath", new Property("distlock.zookeeper.base-path", "base-path")),
+			Map.entry("sessionTimeout", new Property("distlock.zookeeper.session-timeout", null)),
+			Map.entry("connectionTimeout", new Property("distlock.zookeeper.connection-timeout", null)),
+			Map.entry("nodes", new Property("distlock.redlock.nodes", "redlock-nodes")),
+			Map.entry("ssl", new Property("distlock.redlock.ssl.bundle", null)),
+			Map.entry("nodeTimeout", new Property("distlock.redlock.node-timeout", null)),
+			Map.entry("clockDriftFactor", new Property("distlock.redlock.clock-drift-factor", null)),
+			Map.entry("retryDelay", new Property("distlock.redlock.retry-delay", null)),
+			Map.entry("retryJitter", new Property("distlock.redlock.retry-jitter", null)));
 
 	private static final String REGISTRIES = "distlock.registries";
+
+	/**
+	 * Where a setting is set.
+	 * @param top its property for the default registry
+	 * @param named its property under {@code distlock.registries.<name>}, or {@code null} where a named
+	 * registry takes the top-level value
+	 */
+	private record Property(String top, String named) {
+
+	}
 
 	private final DistLockProperties properties;
 
@@ -224,11 +234,11 @@ final class DistLockSettings {
 	 * @return the {@code distlock.*} property that sets it there
 	 */
 	static String property(String prefix, String setting) {
-		String[] row = PROPERTIES.get(setting);
+		Property row = PROPERTIES.get(setting);
 		if (row == null) {
 			throw new IllegalStateException("No distlock.* property sets the library's '" + setting + "'");
 		}
-		return (prefix != null && row[1] != null) ? prefix + "." + row[1] : row[0];
+		return (prefix != null && row.named() != null) ? prefix + "." + row.named() : row.top();
 	}
 
 	/** @return the default registry's settings */
