@@ -17,6 +17,13 @@ public final class LockSettings {
 	/** The fewest Redlock masters: a majority of two is both of them, which no failure leaves. */
 	public static final int MIN_REDLOCK_MASTERS = 3;
 
+	/**
+	 * The longest duration distlock takes: the lock engine counts waits and leases in nanoseconds,
+	 * which a {@code long} holds for 292 years; past that every acquisition would fail with "long
+	 * overflow" long after start-up.
+	 */
+	public static final Duration LONGEST_DURATION = Duration.ofDays(36_500);
+
 	/** A plain SQL identifier, which needs no quoting on any of the supported databases. */
 	private static final Pattern TABLE_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}");
 
@@ -48,6 +55,34 @@ public final class LockSettings {
 					"to a duration such as 30s; locks are renewed every third of it");
 		}
 		return watchdogTimeout;
+	}
+
+	/**
+	 * @param waitTime how long a lock call waits by default for a lock another holder has
+	 * @return the wait
+	 * @throws InvalidLockSettingException if it is missing or negative
+	 */
+	public static Duration waitTime(Duration waitTime) {
+		if (waitTime == null || waitTime.isNegative()) {
+			throw new InvalidLockSettingException("waitTime", waitTime, "must be zero or positive",
+					"to a duration such as 500ms or 3s (0 means do not wait)");
+		}
+		return waitTime;
+	}
+
+	/**
+	 * @param setting the setting's name, as the builders spell it (e.g. {@code waitTime})
+	 * @param duration one of the durations of that setting; {@code null} (unset) passes
+	 * @return the duration
+	 * @throws InvalidLockSettingException if it is longer than {@link #LONGEST_DURATION}
+	 */
+	public static Duration countable(String setting, Duration duration) {
+		if (duration != null && duration.compareTo(LONGEST_DURATION) > 0) {
+			throw new InvalidLockSettingException(setting, duration,
+					"must be at most 36500d (100 years); the lock engine counts time in nanoseconds",
+					"to a duration such as 30s");
+		}
+		return duration;
 	}
 
 	/**
@@ -100,6 +135,33 @@ public final class LockSettings {
 					"must be an absolute znode path without a trailing '/'", "to a path such as /distlock or /apps/orders/locks");
 		}
 		return basePath;
+	}
+
+	/**
+	 * @param sessionTimeout how long a ZooKeeper ensemble keeps a client's session, and so its locks
+	 * @return the timeout
+	 * @throws InvalidLockSettingException if it is not a positive number of milliseconds that fits an
+	 * {@code int}, as Curator takes it
+	 */
+	public static Duration sessionTimeout(Duration sessionTimeout) {
+		return zooKeeperMillis("sessionTimeout", sessionTimeout, "30s");
+	}
+
+	/**
+	 * @param connectionTimeout how long a ZooKeeper call waits for a connection to the ensemble
+	 * @return the timeout
+	 * @throws InvalidLockSettingException if it is not a positive number of milliseconds that fits an
+	 * {@code int}, as Curator takes it
+	 */
+	public static Duration connectionTimeout(Duration connectionTimeout) {
+		return zooKeeperMillis("connectionTimeout", connectionTimeout, "5s");
+	}
+
+	private static Duration zooKeeperMillis(String setting, Duration timeout, String example) {
+		if (timeout == null || timeout.toMillis() < 1 || timeout.toMillis() > Integer.MAX_VALUE) {
+			throw new InvalidLockSettingException(setting, timeout, "must be a positive duration", "to e.g. " + example);
+		}
+		return timeout;
 	}
 
 	/**

@@ -34,7 +34,7 @@ final class DefaultRegistryCheck implements InitializingBean {
 
 	private static final String NODES = "distlock.redlock.nodes";
 
-	private final DistLockProperties properties;
+	private final DistLockSettings settings;
 
 	private final Environment environment;
 
@@ -42,8 +42,8 @@ final class DefaultRegistryCheck implements InitializingBean {
 
 	private final BackendRequirements requirements;
 
-	DefaultRegistryCheck(DistLockProperties properties, Environment environment, ListableBeanFactory beanFactory) {
-		this.properties = properties;
+	DefaultRegistryCheck(DistLockSettings settings, Environment environment, ListableBeanFactory beanFactory) {
+		this.settings = settings;
 		this.environment = environment;
 		this.beanFactory = beanFactory;
 		this.requirements = new BackendRequirements(beanFactory);
@@ -55,17 +55,17 @@ final class DefaultRegistryCheck implements InitializingBean {
 			return;
 		}
 		boolean chosen = this.environment.containsProperty(PROPERTY);
-		if (!chosen && !this.properties.getRegistries().isEmpty()) {
+		if (!chosen && this.settings.hasNamedRegistries()) {
 			return;
 		}
-		Backend backend = this.properties.getBackend();
+		Backend backend = this.settings.defaults().backend();
 		Object shown = chosen ? backend : backend + " (the default)";
 		switch (backend) {
 			case REDIS -> {
 				this.requirements.requireClass(PROPERTY, shown, REDIS_CLASS, REDIS_DEPENDENCY);
-				if (this.properties.getRedlock().isConfigured()) {
+				if (this.settings.defaults().redlockNodes() != null) {
 					String otherwise = "remove distlock.redlock.nodes to lock on the Redis of spring.data.redis";
-					Object nodes = RedisUriText.redact(this.properties.getRedlock().getNodes());
+					Object nodes = this.settings.defaults().redlockNodes().shown();
 					this.requirements.requireClass(NODES, nodes, LETTUCE_CLASS, LETTUCE_DEPENDENCY, otherwise);
 					this.requirements.requireClass(NODES, nodes, LETTUCE_CUSTOMIZER_CLASS, REDIS_DEPENDENCY, otherwise);
 				}

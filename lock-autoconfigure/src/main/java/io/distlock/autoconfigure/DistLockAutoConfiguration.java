@@ -1,12 +1,7 @@
 package io.distlock.autoconfigure;
 
-import java.time.Duration;
-import java.util.List;
-
 import javax.sql.DataSource;
 
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -26,9 +21,6 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.core.env.Environment;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.framework.imps.CuratorFrameworkState;
-import org.apache.curator.retry.RetryUntilElapsed;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
@@ -38,10 +30,9 @@ import io.distlock.LockRegistryStats;
 import io.distlock.LockWatchdog;
 import io.distlock.core.LockEngineOptions;
 import io.distlock.redis.RedisLockRegistry;
-import io.distlock.jdbc.JdbcLockBackend;
 import io.distlock.jdbc.JdbcLockRegistry;
 import io.distlock.redlock.RedlockLockRegistry;
-import io.distlock.redlock.RedlockNodesException;
+import io.distlock.redlock.RedlockUris;
 import io.distlock.zookeeper.ZooKeeperLockRegistry;
 import io.lettuce.core.resource.ClientResources;
 
@@ -64,8 +55,6 @@ import io.lettuce.core.resource.ClientResources;
 		DistLockAutoConfiguration.ZooKeeperRegistryConfiguration.class, NamedLockRegistries.class })
 public class DistLockAutoConfiguration {
 
-	private static final Logger log = LoggerFactory.getLogger(DistLockAutoConfiguration.class);
-
 	@Bean
 	@ConditionalOnMissingBean
 	ApplicationEventLockListener distLockEventPublisher(ApplicationEventPublisher publisher) {
@@ -84,9 +73,9 @@ public class DistLockAutoConfiguration {
 	}
 
 	@Bean
-	DefaultRegistryCheck distLockDefaultRegistryCheck(DistLockProperties properties, Environment environment,
+	DefaultRegistryCheck distLockDefaultRegistryCheck(DistLockSettings settings, Environment environment,
 			ListableBeanFactory beanFactory) {
-		return new DefaultRegistryCheck(properties, environment, beanFactory);
+		return new DefaultRegistryCheck(settings, environment, beanFactory);
 	}
 
 	@Bean
@@ -95,24 +84,15 @@ public class DistLockAutoConfiguration {
 		return new ServerWarningsLog(new LockRegistries(beanFactory, defaultStats));
 	}
 
-	static LockEngineOptions engineOptions(DistLockProperties properties, ObjectProvider<LockListener> listeners,
-			LockWatchdog watchdog) {
-		return engineOptions(properties, listeners, properties.getWatchdog().getTimeout(), watchdog);
-	}
-
-	/** As {@link #engineOptions(DistLockProperties, ObjectProvider, LockWatchdog)}, for a registry with a watchdog lease of its own. */
-	static LockEngineOptions engineOptions(DistLockProperties properties, ObjectProvider<LockListener> listeners,
-			Duration watchdogTimeout, LockWatchdog watchdog) {
-		LockEngineOptions.Builder options = LockEngineOptions.builder()
-			.watchdogTimeout(watchdogTimeout)
-			.watchdog(watchdog)
-			.restartGrace(properties.effectiveRestartGrace());
-		if (!properties.getWatchdog().isEnabled()) {
-			// Validated: distlock.lease-time is set when the watchdog is off.
-			options.withoutWatchdog(properties.getLeaseTime());
-		}
-		listeners.orderedStream().forEach(options::listener);
-		return options.build();
+	/**
+	 * The properties adapted to what the registries take; every registry, default or named, is built
+	 * from it.
+	 * @param properties the bound properties
+	 * @return the adapted settings
+	 */
+	@Bean
+	DistLockSettings distLockSettings(DistLockProperties properties) {
+		return new DistLockSettings(properties);
 	}
 
 	/**
@@ -128,49 +108,20 @@ public class DistLockAutoConfiguration {
 
 		@Bean(destroyMethod = "close")
 		@ConditionalOnMissingBean(LockRegistry.class)
-		RedlockLockRegistry redlockLockRegistry(DistLockProperties properties, ObjectProvider<LockListener> listeners, LockWatchdog watchdog,
+		RedlockLockRegistry redlockLockRegistry(DistLockSettings settings, ObjectProvider<LockListener> listeners, LockWatchdog watchdog,
 				ObjectProvider<SslBundles> sslBundles, ObjectProvider<ClientResources> clientResources,
 				ObjectProvider<LettuceClientConfigurationBuilderCustomizer> clientCustomizers,
 				ObjectProvider<LettuceClientOptionsBuilderCustomizer> optionsCustomizers,
 				ObjectProvider<RedlockConnectionDetails> connectionDetails) {
-			// A connection-details bean (masters in Testcontainers, say) replaces the property.
+			DistLockSettings.RegistrySpec spec = settings.defaults();
+			// A connection-details bean (masters in Testcontainers, say) replaces the property. Its URIs
+			// alone say which nodes use TLS: the bundle's TLS-only rule is about the property's list.
 			RedlockConnectionDetails connected = connectionDetails.getIfUnique();
-			List<String> listed = (connected != null) ? connected.nodes() : properties.getRedlock().getNodes();
-			return registry("distlock.redlock.nodes", listed, properties.getKeyPrefix(), properties,
-					engineOptions(properties, listeners, watchdog), sslBundles.getIfAvailable(),
+			RedlockUris nodes = (connected != null) ? RedlockUris.parse(connected.nodes(), false) : spec.redlockNodes();
+			return RedlockRegistries.create(spec.nodesProperty(), nodes, spec.keyPrefix(), settings,
+					settings.engineOptions(spec, listeners, watchdog), sslBundles.getIfAvailable(),
 					new RedlockNodeConnections.Customizations(clientCustomizers.orderedStream().toList(),
 							optionsCustomizers.orderedStream().toList(), clientResources.getIfUnique()));
-		}
-
-		/**
-		 * A Redlock over {@code listed}, connected with the {@code distlock.redlock.*} timeouts and TLS
-		 * and the application's Lettuce set-up; it owns the connections. Also for registries named in
-		 * properties.
-		 * @param property where the nodes were listed, for warnings and errors
-		 */
-		static RedlockLockRegistry registry(String property, List<String> listed, String keyPrefix,
-				DistLockProperties properties, LockEngineOptions options, SslBundles sslBundles,
-				RedlockNodeConnections.Customizations customizations) {
-			if (listed.size() % 2 == 0) {
-				log.warn("{} lists {} masters, an even number: a majority of {} needs {} nodes, so it "
-						+ "tolerates no more failures than {} nodes would. Use an odd number (3, 5, 7).", property,
-						listed.size(), listed.size(), listed.size() / 2 + 1, listed.size() - 1);
-			}
-			List<LettuceConnectionFactory> nodes = RedlockNodeConnections.create(listed, properties.getRedlock(), sslBundles,
-					customizations);
-			try {
-				return RedlockLockRegistry.owning(nodes, keyPrefix, properties.getRedlock().toSettings(), options);
-			}
-			catch (RedlockNodesException ex) {
-				nodes.forEach(LettuceConnectionFactory::destroy);
-				throw new InvalidDistLockPropertyException(property, RedisUriText.redact(listed), ex.getMessage(),
-						"Correct the entry named above: its credentials, its TLS trust (distlock.redlock.ssl.bundle), "
-								+ "or list each independent master once.", ex);
-			}
-			catch (RuntimeException ex) {
-				nodes.forEach(LettuceConnectionFactory::destroy);
-				throw ex;
-			}
 		}
 
 	}
@@ -188,9 +139,10 @@ public class DistLockAutoConfiguration {
 		@Bean(destroyMethod = "close")
 		@ConditionalOnMissingBean(LockRegistry.class)
 		@ConditionalOnSingleCandidate(RedisConnectionFactory.class)
-		RedisLockRegistry redisLockRegistry(RedisConnectionFactory connectionFactory, DistLockProperties properties,
+		RedisLockRegistry redisLockRegistry(RedisConnectionFactory connectionFactory, DistLockSettings settings,
 				ObjectProvider<LockListener> listeners, LockWatchdog watchdog) {
-			return new RedisLockRegistry(connectionFactory, properties.getKeyPrefix(), engineOptions(properties, listeners, watchdog));
+			DistLockSettings.RegistrySpec spec = settings.defaults();
+			return RedisRegistries.create(spec, connectionFactory, settings.engineOptions(spec, listeners, watchdog));
 		}
 
 	}
@@ -206,27 +158,10 @@ public class DistLockAutoConfiguration {
 		@Bean(destroyMethod = "close")
 		@ConditionalOnMissingBean(LockRegistry.class)
 		@ConditionalOnSingleCandidate(DataSource.class)
-		JdbcLockRegistry jdbcLockRegistry(DataSource dataSource, DistLockProperties properties,
+		JdbcLockRegistry jdbcLockRegistry(DataSource dataSource, DistLockSettings settings,
 				ObjectProvider<LockListener> listeners, LockWatchdog watchdog) {
-			return registry("distlock.jdbc", dataSource, properties.getJdbc().getTableName(),
-					properties.getJdbc().isCreateSchema(), engineOptions(properties, listeners, watchdog));
-		}
-
-		/**
-		 * A table lock on {@code tableName}, its tables created first if asked, else checked to exist;
-		 * also for named registries.
-		 * @param prefix where {@code table-name} and {@code create-schema} were set, for the failure
-		 */
-		static JdbcLockRegistry registry(String prefix, DataSource dataSource, String tableName, boolean createSchema,
-				LockEngineOptions options) {
-			JdbcLockBackend backend = new JdbcLockBackend(dataSource, tableName);
-			if (createSchema) {
-				backend.createSchema();
-			}
-			else {
-				BackendRequirements.requireSchema(prefix, backend, tableName);
-			}
-			return new JdbcLockRegistry(backend, options);
+			DistLockSettings.RegistrySpec spec = settings.defaults();
+			return JdbcRegistries.create(spec, dataSource, settings.engineOptions(spec, listeners, watchdog));
 		}
 
 	}
@@ -244,48 +179,12 @@ public class DistLockAutoConfiguration {
 		@Bean(destroyMethod = "close")
 		@ConditionalOnMissingBean(LockRegistry.class)
 		ZooKeeperLockRegistry zooKeeperLockRegistry(ObjectProvider<CuratorFramework> curators,
-				DistLockProperties properties, ObjectProvider<LockListener> listeners, LockWatchdog watchdog) {
-			DistLockProperties.Zookeeper zookeeper = properties.getZookeeper();
+				DistLockSettings settings, ObjectProvider<LockListener> listeners, LockWatchdog watchdog) {
+			DistLockSettings.RegistrySpec spec = settings.defaults();
+			LockEngineOptions options = settings.engineOptions(spec, listeners, watchdog);
 			CuratorFramework own = curators.getIfUnique();
-			if (own != null) {
-				return new ZooKeeperLockRegistry(started(own), zookeeper.getBasePath(), engineOptions(properties, listeners, watchdog));
-			}
-			if (zookeeper.getConnectString() == null || zookeeper.getConnectString().isBlank()) {
-				throw new InvalidDistLockPropertyException("distlock.zookeeper.connect-string", zookeeper.getConnectString(),
-						"must be set with distlock.backend=zookeeper when the application defines no (single) "
-								+ "CuratorFramework bean",
-						"Set distlock.zookeeper.connect-string to the ensemble, e.g. zk1:2181,zk2:2181,zk3:2181, or "
-								+ "define a CuratorFramework bean.");
-			}
-			int connectionTimeout = (int) zookeeper.getConnectionTimeout().toMillis();
-			CuratorFramework client = CuratorFrameworkFactory.builder()
-				.connectString(zookeeper.getConnectString())
-				.sessionTimeoutMs((int) zookeeper.getSessionTimeout().toMillis())
-				.connectionTimeoutMs(connectionTimeout)
-				// A lock call retries a lost connection only within the connection timeout, so an
-				// unreachable ensemble fails acquisitions in about that time rather than in minutes.
-				.retryPolicy(new RetryUntilElapsed(connectionTimeout, 100))
-				.build();
-			client.start();
-			try {
-				return ZooKeeperLockRegistry.owning(client, zookeeper.getBasePath(), engineOptions(properties, listeners, watchdog));
-			}
-			catch (RuntimeException ex) {
-				client.close();
-				throw ex;
-			}
-		}
-
-
-		/**
-		 * The application's own client, started if it was declared without {@code initMethod = "start"};
-		 * its own bean definition still closes it. Also for named registries.
-		 */
-		static CuratorFramework started(CuratorFramework own) {
-			if (own.getState() == CuratorFrameworkState.LATENT) {
-				own.start();
-			}
-			return own;
+			return (own != null) ? ZooKeeperRegistries.create(spec, own, options)
+					: ZooKeeperRegistries.owning(spec, settings.properties().getZookeeper(), options);
 		}
 
 	}

@@ -2,25 +2,19 @@ package io.distlock.autoconfigure;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
 
 import org.springframework.beans.factory.InitializingBean;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.core.Ordered;
 
-import io.distlock.InvalidLockSettingException;
-import io.distlock.LockSettings;
 import io.distlock.core.LockEngineOptions;
 import io.distlock.jdbc.JdbcLockRegistry;
 import io.distlock.redis.RedisLockRegistry;
 import io.distlock.redlock.RedlockSettings;
 import io.distlock.zookeeper.ZooKeeperLockRegistry;
-import io.lettuce.core.RedisURI;
 
 /**
  * Settings of distlock, under {@code distlock.*}. Unknown keys under the prefix fail start-up, so a
@@ -144,19 +138,6 @@ public class DistLockProperties implements InitializingBean {
 		this.restartGrace = restartGrace;
 	}
 
-	/**
-	 * @return the restart grace in force: the one set, else the longer of the watchdog timeout and
-	 * {@code distlock.lease-time} (a holder with an explicit lease is not renewed, so it is not told
-	 * of a loss before its lease ends: nobody may enter before then)
-	 */
-	public Duration effectiveRestartGrace() {
-		if (this.restartGrace != null) {
-			return this.restartGrace;
-		}
-		Duration timeout = this.watchdog.getTimeout();
-		return (this.leaseTime != null && this.leaseTime.compareTo(timeout) > 0) ? this.leaseTime : timeout;
-	}
-
 	public Watchdog getWatchdog() {
 		return this.watchdog;
 	}
@@ -193,89 +174,14 @@ public class DistLockProperties implements InitializingBean {
 		this.backend = backend;
 	}
 
+	/**
+	 * Checks the bound values where they are bound, so that a wrong one stops start-up wherever these
+	 * properties are enabled; the rules, and the property each failure names, are
+	 * {@link DistLockSettings}'.
+	 */
 	@Override
 	public void afterPropertiesSet() {
-		check("distlock.key-prefix", () -> LockSettings.keyPrefix(this.keyPrefix));
-		if (this.waitTime == null || this.waitTime.isNegative()) {
-			throw new InvalidDistLockPropertyException("distlock.wait-time", this.waitTime, "must be zero or positive",
-					"Set distlock.wait-time to a duration such as 500ms or 3s (0 means do not wait).");
-		}
-		if (this.leaseTime != null) {
-			check("distlock.lease-time", () -> LockSettings.defaultLease(this.leaseTime));
-		}
-		Duration timeout = this.watchdog.getTimeout();
-		check("distlock.watchdog.timeout", () -> LockSettings.watchdogTimeout(timeout));
-		if (this.restartGrace != null) {
-			check("distlock.restart-grace", () -> LockSettings.restartGrace(this.restartGrace));
-		}
-		requireCountable("distlock.wait-time", this.waitTime);
-		requireCountable("distlock.lease-time", this.leaseTime);
-		requireCountable("distlock.watchdog.timeout", timeout);
-		requireCountable("distlock.restart-grace", this.restartGrace);
-		this.redlock.validate();
-		if (this.backend == Backend.JDBC && this.redlock.isConfigured()) {
-			throw new InvalidDistLockPropertyException("distlock.backend", this.backend,
-					"is JDBC, but distlock.redlock.nodes is set too; a lock lives in one backend",
-					"Remove distlock.redlock.nodes to lock in the database, or set distlock.backend=redis for Redlock.");
-		}
-		if (this.backend == Backend.ZOOKEEPER && this.redlock.isConfigured()) {
-			throw new InvalidDistLockPropertyException("distlock.backend", this.backend,
-					"is ZOOKEEPER, but distlock.redlock.nodes is set too; a lock lives in one backend",
-					"Remove distlock.redlock.nodes to lock in ZooKeeper, or set distlock.backend=redis for Redlock.");
-		}
-		this.zookeeper.validate();
-		this.registries.forEach((name, registry) -> registry.validate("distlock.registries." + name, name,
-				this.redlock.getSsl().getBundle()));
-		if (this.registries.values().stream().anyMatch(registry -> !registry.getRedlockNodes().isEmpty())) {
-			this.redlock.validateSettings();
-		}
-		check("distlock.jdbc.table-name", () -> LockSettings.tableName(this.jdbc.getTableName()));
-		if (!this.watchdog.isEnabled() && this.leaseTime == null) {
-			throw new InvalidDistLockPropertyException("distlock.lease-time", null,
-					"must be set when distlock.watchdog.enabled=false, or @DistributedLock methods would hold their "
-							+ "locks with no expiry",
-					"Set distlock.lease-time (e.g. 30s) longer than your slowest locked method, or re-enable the watchdog.");
-		}
-	}
-
-	/**
-	 * The lock engine counts waits and leases in nanoseconds, which a {@code long} holds for 292
-	 * years; past that every acquisition failed with "long overflow" long after start-up.
-	 */
-	private static final Duration LONGEST = Duration.ofDays(36_500);
-
-	private static void requireCountable(String property, Duration value) {
-		if (value != null && value.compareTo(LONGEST) > 0) {
-			throw new InvalidDistLockPropertyException(property, value,
-					"must be at most 36500d (100 years); the lock engine counts time in nanoseconds",
-					"Set " + property + " to a duration such as 30s.");
-		}
-	}
-
-	/**
-	 * Runs one of the library's checks on a value, reporting a failure under the property it came
-	 * from: the rules live in {@link LockSettings}, once, for the registries' builders and for these
-	 * properties alike.
-	 */
-	static void check(String property, Runnable libraryCheck) {
-		check(property, null, "", libraryCheck);
-	}
-
-	/**
-	 * {@link #check(String, Runnable)}, showing {@code shown} as the value instead of what the library
-	 * checked (a list, not its size; a value with its secrets masked) and adding {@code alternative}
-	 * to the advice.
-	 * @param shown the value as the message shows it; {@code null} for the one the library checked
-	 * @param alternative more advice after the library's, such as {@code ", or remove it"}; may be empty
-	 */
-	static void check(String property, Object shown, String alternative, Runnable libraryCheck) {
-		try {
-			libraryCheck.run();
-		}
-		catch (InvalidLockSettingException ex) {
-			throw new InvalidDistLockPropertyException(property, (shown != null) ? shown : ex.getValue(), ex.getProblem(),
-					"Set " + property + " " + ex.getAdvice() + alternative + ".", ex);
-		}
+		new DistLockSettings(this);
 	}
 
 	/**
@@ -376,43 +282,6 @@ public class DistLockProperties implements InitializingBean {
 
 		public void setRedlockNodes(List<String> redlockNodes) {
 			this.redlockNodes = redlockNodes;
-		}
-
-		void validate(String prefix, String name, String redlockSslBundle) {
-			if (LockRegistries.DEFAULT.equals(name)) {
-				throw new InvalidDistLockPropertyException(prefix, name,
-						"is the name of the default registry, which distlock.backend configures",
-						"Give the registry another name, such as 'tables', and name it in @DistributedLock(registry = ...).");
-			}
-			if (this.backend == null) {
-				throw new InvalidDistLockPropertyException(prefix + ".backend", null, "must be set",
-						"Set " + prefix + ".backend to redis, jdbc or zookeeper.");
-			}
-			if (this.tableName != null) {
-				check(prefix + ".table-name", () -> LockSettings.tableName(this.tableName));
-			}
-			if (this.watchdogTimeout != null) {
-				check(prefix + ".watchdog-timeout", () -> LockSettings.watchdogTimeout(this.watchdogTimeout));
-			}
-			requireCountable(prefix + ".watchdog-timeout", this.watchdogTimeout);
-			String misplaced = (this.backend != Backend.REDIS && this.keyPrefix != null) ? "key-prefix"
-					: (this.backend != Backend.REDIS && !this.redlockNodes.isEmpty()) ? "redlock-nodes"
-					: (this.backend != Backend.JDBC && (this.tableName != null || this.createSchema != null)) ? "table-name"
-					: (this.backend != Backend.ZOOKEEPER && this.basePath != null) ? "base-path" : null;
-			if (misplaced != null) {
-				throw new InvalidDistLockPropertyException(prefix + "." + misplaced, this.backend,
-						"does not apply to a " + this.backend + " registry",
-						"Remove it, or set " + prefix + ".backend to the backend it belongs to.");
-			}
-			if (this.keyPrefix != null) {
-				check(prefix + ".key-prefix", () -> LockSettings.keyPrefix(this.keyPrefix));
-			}
-			if (this.basePath != null) {
-				check(prefix + ".base-path", () -> LockSettings.basePath(this.basePath));
-			}
-			if (!this.redlockNodes.isEmpty()) {
-				Redlock.validateNodes(prefix + ".redlock-nodes", this.redlockNodes, redlockSslBundle);
-			}
 		}
 
 	}
@@ -585,19 +454,6 @@ public class DistLockProperties implements InitializingBean {
 			this.basePath = basePath;
 		}
 
-		void validate() {
-			if (this.sessionTimeout == null || this.sessionTimeout.toMillis() < 1 || this.sessionTimeout.toMillis() > Integer.MAX_VALUE) {
-				throw new InvalidDistLockPropertyException("distlock.zookeeper.session-timeout", this.sessionTimeout,
-						"must be a positive duration", "Set distlock.zookeeper.session-timeout to e.g. 30s.");
-			}
-			if (this.connectionTimeout == null || this.connectionTimeout.toMillis() < 1
-					|| this.connectionTimeout.toMillis() > Integer.MAX_VALUE) {
-				throw new InvalidDistLockPropertyException("distlock.zookeeper.connection-timeout", this.connectionTimeout,
-						"must be a positive duration", "Set distlock.zookeeper.connection-timeout to e.g. 5s.");
-			}
-			check("distlock.zookeeper.base-path", () -> LockSettings.basePath(this.basePath));
-		}
-
 	}
 
 	/**
@@ -680,70 +536,6 @@ public class DistLockProperties implements InitializingBean {
 
 		public Ssl getSsl() {
 			return this.ssl;
-		}
-
-		/** @return whether Redlock is configured */
-		public boolean isConfigured() {
-			return !this.nodes.isEmpty();
-		}
-
-		/** @return the algorithm's tuning */
-		public RedlockSettings toSettings() {
-			return new RedlockSettings(this.nodeTimeout, this.clockDriftFactor, this.retryDelay, this.retryJitter);
-		}
-
-		/**
-		 * Checks a list of Redlock masters: at least 3, each a Redis URI, none twice, TLS where a bundle
-		 * is set; a failure names {@code property} and never prints a password.
-		 */
-		static void validateNodes(String property, List<String> nodes, String sslBundle) {
-			// The list, not the count, and never a password: RedisUriText masks them.
-			check(property, RedisUriText.redact(nodes), ", or remove it to use the single Redis of spring.data.redis",
-					() -> LockSettings.redlockMasters(nodes.size()));
-			Set<String> seen = new HashSet<>();
-			for (int i = 0; i < nodes.size(); i++) {
-				String node = nodes.get(i);
-				String shown = RedisUriText.redact(node, i + 1);
-				RedisURI uri;
-				try {
-					uri = RedisURI.create(node);
-				}
-				catch (RuntimeException ex) {
-					// The parser's message quotes the raw entry, password and all: name the entry instead.
-					throw new InvalidDistLockPropertyException(property, RedisUriText.redact(nodes),
-							"entry " + (i + 1) + " is not a Redis URI (" + ex.getClass().getSimpleName() + ")",
-							"Write each node as redis://host:port, or rediss://user:password@host:port for TLS; "
-									+ "percent-encode special characters in the password.");
-				}
-				String address = uri.getHost().toLowerCase(Locale.ROOT) + ":" + uri.getPort() + "/" + uri.getDatabase();
-				if (!seen.add(address)) {
-					throw new InvalidDistLockPropertyException(property, RedisUriText.redact(nodes),
-							"lists " + shown + " twice; a duplicate would count twice towards the majority",
-							"List every independent master once.");
-				}
-				if (sslBundle != null && !uri.isSsl()) {
-					throw new InvalidDistLockPropertyException("distlock.redlock.ssl.bundle", sslBundle,
-							"is set, but node " + shown + " of " + property + " is not a TLS URI",
-							"Write every Redlock node as rediss://host:port (the server's tls-port), or remove "
-									+ "distlock.redlock.ssl.bundle.");
-				}
-			}
-		}
-
-		void validate() {
-			if (!isConfigured()) {
-				return;
-			}
-			validateNodes("distlock.redlock.nodes", this.nodes, this.ssl.getBundle());
-			validateSettings();
-		}
-
-		/** Checks the algorithm's tuning, which named Redlock registries use too. */
-		void validateSettings() {
-			check("distlock.redlock.node-timeout", () -> LockSettings.nodeTimeout(this.nodeTimeout));
-			check("distlock.redlock.clock-drift-factor", () -> LockSettings.clockDriftFactor(this.clockDriftFactor));
-			check("distlock.redlock.retry-delay", () -> LockSettings.retryPause("retryDelay", this.retryDelay));
-			check("distlock.redlock.retry-jitter", () -> LockSettings.retryPause("retryJitter", this.retryJitter));
 		}
 
 	}

@@ -7,20 +7,13 @@ import static io.distlock.autoconfigure.BackendRequirements.JDBC_DEPENDENCY;
 import static io.distlock.autoconfigure.BackendRequirements.LETTUCE_CLASS;
 import static io.distlock.autoconfigure.BackendRequirements.LETTUCE_CUSTOMIZER_CLASS;
 import static io.distlock.autoconfigure.BackendRequirements.LETTUCE_DEPENDENCY;
-import static io.distlock.autoconfigure.BackendRequirements.REDIS_BEAN_ADVICE;
 import static io.distlock.autoconfigure.BackendRequirements.REDIS_CLASS;
 import static io.distlock.autoconfigure.BackendRequirements.REDIS_DEPENDENCY;
 
-import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 
-import javax.sql.DataSource;
-
-import org.apache.curator.framework.CuratorFramework;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ListableBeanFactory;
-import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.beans.factory.support.RootBeanDefinition;
@@ -32,7 +25,6 @@ import org.springframework.boot.ssl.SslBundles;
 import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.core.env.Environment;
 import org.springframework.core.type.AnnotationMetadata;
-import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.util.ClassUtils;
 
 import io.distlock.LockListener;
@@ -113,89 +105,47 @@ class NamedLockRegistries implements ImportBeanDefinitionRegistrar {
 	}
 
 	private static LockRegistry create(String name, ListableBeanFactory beanFactory) {
-		// The properties bean is validated when created: every named registry's settings are checked there.
-		DistLockProperties properties = beanFactory.getBean(DistLockProperties.class);
-		NamedRegistry declared = properties.getRegistries().get(name);
-		String prefix = PREFIX + "." + name;
-		ObjectProvider<LockListener> listeners = beanFactory.getBeanProvider(LockListener.class);
+		// The settings were checked when the properties were bound: every named registry's among them.
+		DistLockSettings settings = beanFactory.getBean(DistLockSettings.class);
+		DistLockSettings.RegistrySpec spec = settings.registry(name);
+		String prefix = spec.prefix();
 		BackendRequirements requirements = new BackendRequirements(beanFactory);
-		Duration watchdogTimeout = (declared.getWatchdogTimeout() != null) ? declared.getWatchdogTimeout()
-				: properties.getWatchdog().getTimeout();
-		LockEngineOptions options = DistLockAutoConfiguration.engineOptions(properties, listeners, watchdogTimeout,
+		LockEngineOptions options = settings.engineOptions(spec, beanFactory.getBeanProvider(LockListener.class),
 				watchdog(name, beanFactory));
-		return switch (declared.getBackend()) {
+		return switch (spec.backend()) {
 			case REDIS -> {
 				requirements.requireClass(prefix + ".backend", Backend.REDIS, REDIS_CLASS, REDIS_DEPENDENCY);
-				yield RedisRegistries.create(prefix, declared, properties, options, beanFactory, requirements);
+				yield (spec.redlockNodes() == null) ? RedisRegistries.named(spec, options, requirements)
+						: Redlock.create(spec, settings, options, beanFactory, requirements);
 			}
 			case JDBC -> {
 				requirements.requireClass(prefix + ".backend", Backend.JDBC, JDBC_CLASS, JDBC_DEPENDENCY);
-				yield JdbcRegistries.create(prefix, declared, properties, options, requirements);
+				yield JdbcRegistries.named(spec, options, requirements);
 			}
 			case ZOOKEEPER -> {
 				requirements.requireClass(prefix + ".backend", Backend.ZOOKEEPER, CURATOR_CLASS, CURATOR_DEPENDENCY);
-				yield ZooKeeperRegistries.create(prefix, declared, properties, options, requirements);
+				yield ZooKeeperRegistries.named(spec, options, requirements);
 			}
 		};
 	}
 
-	/** Loaded only for a Redis registry, so that Spring Data Redis may be absent otherwise. */
-	private static final class RedisRegistries {
-
-		static LockRegistry create(String prefix, NamedRegistry declared, DistLockProperties properties,
-				LockEngineOptions options, ListableBeanFactory beanFactory, BackendRequirements requirements) {
-			String keyPrefix = (declared.getKeyPrefix() != null) ? declared.getKeyPrefix() : properties.getKeyPrefix();
-			if (!declared.getRedlockNodes().isEmpty()) {
-				String property = prefix + ".redlock-nodes";
-				String otherwise = "remove " + property + " to lock on the application's own Redis";
-				Object shown = RedisUriText.redact(declared.getRedlockNodes());
-				requirements.requireClass(property, shown, LETTUCE_CLASS, LETTUCE_DEPENDENCY, otherwise);
-				requirements.requireClass(property, shown, LETTUCE_CUSTOMIZER_CLASS, REDIS_DEPENDENCY, otherwise);
-				return redlock(prefix, declared.getRedlockNodes(), keyPrefix, properties, options, beanFactory);
-			}
-			RedisConnectionFactory connectionFactory = requirements.requireBean(prefix + ".backend", Backend.REDIS,
-					RedisConnectionFactory.class, REDIS_BEAN_ADVICE);
-			return new RedisLockRegistry(connectionFactory, keyPrefix, options);
-		}
+	/** Loaded only for a Redis registry with masters of its own, so that Lettuce may be absent otherwise. */
+	private static final class Redlock {
 
 		/** A Redlock over its own masters, connected as the default Redlock registry connects them. */
-		private static LockRegistry redlock(String prefix, List<String> listed, String keyPrefix,
-				DistLockProperties properties, LockEngineOptions options, ListableBeanFactory beanFactory) {
-			return DistLockAutoConfiguration.RedlockRegistryConfiguration.registry(prefix + ".redlock-nodes", listed,
-					keyPrefix, properties, options, beanFactory.getBeanProvider(SslBundles.class).getIfAvailable(),
+		static LockRegistry create(DistLockSettings.RegistrySpec spec, DistLockSettings settings,
+				LockEngineOptions options, ListableBeanFactory beanFactory, BackendRequirements requirements) {
+			String property = spec.nodesProperty();
+			String otherwise = "remove " + property + " to lock on the application's own Redis";
+			Object shown = spec.redlockNodes().shown();
+			requirements.requireClass(property, shown, LETTUCE_CLASS, LETTUCE_DEPENDENCY, otherwise);
+			requirements.requireClass(property, shown, LETTUCE_CUSTOMIZER_CLASS, REDIS_DEPENDENCY, otherwise);
+			return RedlockRegistries.create(property, spec.redlockNodes(), spec.keyPrefix(), settings, options,
+					beanFactory.getBeanProvider(SslBundles.class).getIfAvailable(),
 					new RedlockNodeConnections.Customizations(
 							beanFactory.getBeanProvider(LettuceClientConfigurationBuilderCustomizer.class).orderedStream().toList(),
 							beanFactory.getBeanProvider(LettuceClientOptionsBuilderCustomizer.class).orderedStream().toList(),
 							beanFactory.getBeanProvider(ClientResources.class).getIfUnique()));
-		}
-
-	}
-
-	/** Loaded only for a table lock, so that Spring JDBC may be absent otherwise. */
-	private static final class JdbcRegistries {
-
-		static LockRegistry create(String prefix, NamedRegistry declared, DistLockProperties properties,
-				LockEngineOptions options, BackendRequirements requirements) {
-			DataSource dataSource = requirements.requireDataSource(prefix + ".backend");
-			return DistLockAutoConfiguration.JdbcRegistryConfiguration.registry(prefix, dataSource,
-					(declared.getTableName() != null) ? declared.getTableName() : properties.getJdbc().getTableName(),
-					(declared.getCreateSchema() != null) ? declared.getCreateSchema() : properties.getJdbc().isCreateSchema(),
-					options);
-		}
-
-	}
-
-	/** Loaded only for a ZooKeeper registry, so that Curator may be absent otherwise. */
-	private static final class ZooKeeperRegistries {
-
-		static LockRegistry create(String prefix, NamedRegistry declared, DistLockProperties properties,
-				LockEngineOptions options, BackendRequirements requirements) {
-			CuratorFramework curator = DistLockAutoConfiguration.ZooKeeperRegistryConfiguration.started(requirements.requireBean(
-					prefix + ".backend", Backend.ZOOKEEPER, CuratorFramework.class,
-					"a @Bean CuratorFramework connected to the ensemble"));
-			return new ZooKeeperLockRegistry(curator,
-					(declared.getBasePath() != null) ? declared.getBasePath() : properties.getZookeeper().getBasePath(),
-					options);
 		}
 
 	}

@@ -50,22 +50,22 @@ final class RedlockNodeConnections {
 	}
 
 	/**
-	 * @param listed the nodes, from {@code distlock.redlock.nodes} or connection-details beans
-	 * @param redlock the Redlock properties (validated): timeouts and TLS
+	 * @param nodes the masters, parsed once by {@link io.distlock.redlock.RedlockUris}
+	 * @param nodeTimeout how long one node may take to answer ({@code distlock.redlock.node-timeout})
+	 * @param sslBundle the SSL bundle for {@code rediss://} nodes, or {@code null} for the JVM's trust
 	 * @param sslBundles the application's SSL bundles, or {@code null} if there are none
 	 * @param customizations what the application's Lettuce set-up adds to every connection
 	 * @return started factories, one per node, in the order listed
 	 */
-	static List<LettuceConnectionFactory> create(List<String> listed, DistLockProperties.Redlock redlock,
+	static List<LettuceConnectionFactory> create(List<RedisURI> nodes, Duration nodeTimeout, String sslBundle,
 			SslBundles sslBundles, Customizations customizations) {
 		// Commands to a dead or frozen node must not hold threads for Lettuce's default minute.
-		Duration tenTimeouts = redlock.getNodeTimeout().multipliedBy(10);
+		Duration tenTimeouts = nodeTimeout.multipliedBy(10);
 		Duration commandTimeout = (tenTimeouts.compareTo(Duration.ofSeconds(1)) > 0) ? tenTimeouts : Duration.ofSeconds(1);
-		SslBundle bundle = bundle(redlock.getSsl().getBundle(), sslBundles);
+		SslBundle bundle = bundle(sslBundle, sslBundles);
 		List<LettuceConnectionFactory> factories = new ArrayList<>();
 		try {
-			for (String node : listed) {
-				RedisURI uri = RedisURI.create(node);
+			for (RedisURI uri : nodes) {
 				LettuceConnectionFactory factory = new LettuceConnectionFactory(
 						LettuceConnectionFactory.createRedisConfiguration(uri),
 						clientConfiguration(uri, commandTimeout, bundle, customizations));

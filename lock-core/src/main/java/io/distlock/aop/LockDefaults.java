@@ -2,6 +2,8 @@ package io.distlock.aop;
 
 import java.time.Duration;
 
+import io.distlock.LockSettings;
+
 /**
  * What {@code @DistributedLock} uses where it says nothing.
  *
@@ -12,13 +14,12 @@ public record LockDefaults(Duration waitTime, Duration leaseTime) {
 
 	/**
 	 * Validates the defaults.
+	 * @throws io.distlock.InvalidLockSettingException if the wait is negative or the lease not positive
 	 */
 	public LockDefaults {
-		if (waitTime == null || waitTime.isNegative()) {
-			throw new IllegalArgumentException("Default wait time must be zero or positive but was " + waitTime);
-		}
-		if (leaseTime != null && (leaseTime.isNegative() || leaseTime.isZero())) {
-			throw new IllegalArgumentException("Default lease time must be positive but was " + leaseTime);
+		LockSettings.waitTime(waitTime);
+		if (leaseTime != null) {
+			LockSettings.defaultLease(leaseTime);
 		}
 	}
 
