@@ -25,8 +25,7 @@ final class BackendRequirements {
 
 	static final String LETTUCE_CLASS = "io.lettuce.core.RedisClient";
 
-	static final String LETTUCE_CUSTOMIZER_CLASS =
-			"org.springframework.boot.data.redis.autoconfigure.LettuceClientConfigurationBuilderCustomizer";
+	static final String LETTUCE_CUSTOMIZER_CLASS = BootGeneration.LETTUCE_CLIENT_CONFIGURATION_CUSTOMIZER;
 
 	static final String JDBC_CLASS = "org.springframework.jdbc.core.JdbcTemplate";
 

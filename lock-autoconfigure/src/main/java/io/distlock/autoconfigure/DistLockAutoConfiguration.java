@@ -11,8 +11,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.autoconfigure.ssl.SslAutoConfiguration;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
-import org.springframework.boot.data.redis.autoconfigure.LettuceClientConfigurationBuilderCustomizer;
-import org.springframework.boot.data.redis.autoconfigure.LettuceClientOptionsBuilderCustomizer;
 import org.springframework.boot.ssl.SslBundles;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
@@ -46,8 +44,7 @@ import io.lettuce.core.resource.ClientResources;
  * defines its own registry.
  */
 @AutoConfiguration(after = SslAutoConfiguration.class,
-		afterName = { "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
-				"org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration" })
+		afterName = { BootGeneration.DATA_REDIS_AUTO_CONFIGURATION, BootGeneration.DATA_SOURCE_AUTO_CONFIGURATION })
 @ConditionalOnProperty(prefix = "distlock", name = "enabled", havingValue = "true", matchIfMissing = true)
 @EnableConfigurationProperties(DistLockProperties.class)
 @Import({ DistLockAutoConfiguration.RedlockRegistryConfiguration.class,
@@ -101,7 +98,7 @@ public class DistLockAutoConfiguration {
 	 */
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass(value = { RedisConnectionFactory.class, LettuceConnectionFactory.class },
-			name = "org.springframework.boot.data.redis.autoconfigure.LettuceClientConfigurationBuilderCustomizer")
+			name = BootGeneration.LETTUCE_CLIENT_CONFIGURATION_CUSTOMIZER)
 	@ConditionalOnProperty(prefix = "distlock", name = "backend", havingValue = "redis", matchIfMissing = true)
 	@Conditional(RedlockNodesCondition.class)
 	static class RedlockRegistryConfiguration {
@@ -110,9 +107,7 @@ public class DistLockAutoConfiguration {
 		@ConditionalOnMissingBean(LockRegistry.class)
 		RedlockLockRegistry redlockLockRegistry(DistLockSettings settings, ObjectProvider<LockListener> listeners, LockWatchdog watchdog,
 				ObjectProvider<SslBundles> sslBundles, ObjectProvider<ClientResources> clientResources,
-				ObjectProvider<LettuceClientConfigurationBuilderCustomizer> clientCustomizers,
-				ObjectProvider<LettuceClientOptionsBuilderCustomizer> optionsCustomizers,
-				ObjectProvider<RedlockConnectionDetails> connectionDetails) {
+				ListableBeanFactory beanFactory, ObjectProvider<RedlockConnectionDetails> connectionDetails) {
 			DistLockSettings.RegistrySpec spec = settings.defaults();
 			// A connection-details bean (masters in Testcontainers, say) replaces the property. Its URIs
 			// alone say which nodes use TLS: the bundle's TLS-only rule is about the property's list.
@@ -120,8 +115,8 @@ public class DistLockAutoConfiguration {
 			RedlockUris nodes = (connected != null) ? RedlockUris.parse(connected.nodes(), false) : spec.redlockNodes();
 			return RedlockRegistries.create(spec.nodesProperty(), nodes, spec.keyPrefix(), settings,
 					settings.engineOptions(spec, listeners, watchdog), sslBundles.getIfAvailable(),
-					new RedlockNodeConnections.Customizations(clientCustomizers.orderedStream().toList(),
-							optionsCustomizers.orderedStream().toList(), clientResources.getIfUnique()));
+					new RedlockNodeConnections.Customizations(LettuceCustomizers.clients(beanFactory),
+							LettuceCustomizers.options(beanFactory), clientResources.getIfUnique()));
 		}
 
 	}

@@ -4,8 +4,6 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
-import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.Bean;
@@ -16,8 +14,8 @@ import io.distlock.LockRegistryStats;
  * The {@code distlock} health indicator, when Spring Boot's health support is present.
  */
 @AutoConfiguration(after = DistLockAutoConfiguration.class)
-@ConditionalOnClass(HealthIndicator.class)
-@ConditionalOnEnabledHealthIndicator("distlock")
+@ConditionalOnClass(name = BootGeneration.HEALTH_INDICATOR)
+@ConditionalOnEnabledDistLockHealth
 public class DistLockHealthContributorAutoConfiguration {
 
 	@Bean(name = "distlockHealthIndicator")

@@ -10,10 +10,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 
-import org.springframework.boot.health.contributor.AbstractHealthIndicator;
-import org.springframework.boot.health.contributor.Health;
-
 import io.distlock.LockRegistryStats;
+import io.distlock.LockRegistryStats.BackendHealth;
 
 /**
  * Whether the lock backend answers: a PING to the Redis server, or to each Redlock node with the
@@ -24,7 +22,7 @@ import io.distlock.LockRegistryStats;
  * retry), longer than any probe waits. A check that has not answered is not started again while it
  * hangs, so a frozen backend costs one thread, not one per probe.
  */
-class DistLockHealthIndicator extends AbstractHealthIndicator {
+class DistLockHealthIndicator extends BootHealthIndicator {
 
 	private final LockRegistries registries;
 
@@ -33,7 +31,7 @@ class DistLockHealthIndicator extends AbstractHealthIndicator {
 	private final Executor executor;
 
 	/** The check running now, or {@code null}: every probe meanwhile waits on it instead of starting one. */
-	private final AtomicReference<CompletableFuture<Health>> running = new AtomicReference<>();
+	private final AtomicReference<CompletableFuture<BackendHealth>> running = new AtomicReference<>();
 
 	DistLockHealthIndicator(LockRegistries registries, Duration timeout) {
 		this(registries, timeout, DistLockHealthIndicator::daemon);
@@ -57,35 +55,39 @@ class DistLockHealthIndicator extends AbstractHealthIndicator {
 	}
 
 	@Override
-	protected void doHealthCheck(Health.Builder builder) throws Exception {
-		CompletableFuture<Health> check = runningCheck();
+	BackendHealth backendHealth() {
+		CompletableFuture<BackendHealth> check = runningCheck();
 		try {
-			Health health = check.get(this.timeout.toNanos(), TimeUnit.NANOSECONDS);
-			builder.status(health.getStatus()).withDetails(health.getDetails());
+			return check.get(this.timeout.toNanos(), TimeUnit.NANOSECONDS);
 		}
 		catch (TimeoutException ex) {
-			builder.down().withDetail("error", "the lock backend did not answer within " + text(this.timeout));
+			return down("the lock backend did not answer within " + text(this.timeout));
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
-			builder.down().withDetail("error", "interrupted while waiting for the lock backend");
+			return down("interrupted while waiting for the lock backend");
 		}
 		catch (ExecutionException ex) {
-			builder.down(ex.getCause());
+			// As Spring Boot's Health.Builder.down(Throwable) words it.
+			return down(ex.getCause().getClass().getName() + ": " + ex.getCause().getMessage());
 		}
+	}
+
+	private static BackendHealth down(String error) {
+		return new BackendHealth(false, Map.of("error", error));
 	}
 
 	/**
 	 * @return the check in progress, or a new one: claimed before it starts, so that probes arriving
 	 * together (liveness, readiness, the health endpoint) share one check and one thread
 	 */
-	private CompletableFuture<Health> runningCheck() {
+	private CompletableFuture<BackendHealth> runningCheck() {
 		while (true) {
-			CompletableFuture<Health> current = this.running.get();
+			CompletableFuture<BackendHealth> current = this.running.get();
 			if (current != null) {
 				return current;
 			}
-			CompletableFuture<Health> check = new CompletableFuture<>();
+			CompletableFuture<BackendHealth> check = new CompletableFuture<>();
 			if (this.running.compareAndSet(null, check)) {
 				check.whenComplete((health, failure) -> this.running.compareAndSet(check, null));
 				try {
@@ -110,23 +112,22 @@ class DistLockHealthIndicator extends AbstractHealthIndicator {
 		return (duration.toMillis() % 1000 == 0) ? duration.toSeconds() + "s" : duration.toMillis() + "ms";
 	}
 
-	private Health check() {
-		Health.Builder builder = new Health.Builder();
+	private BackendHealth check() {
 		Map<String, LockRegistryStats> all = this.registries.all();
 		if (all.size() == 1) {
-			LockRegistryStats.BackendHealth health = all.values().iterator().next().backendHealth();
-			return (health.up() ? builder.up() : builder.down()).withDetails(health.details()).build();
+			return all.values().iterator().next().backendHealth();
 		}
 		// With several registries every one is needed by some method: up only if all are.
 		boolean up = true;
+		Map<String, Object> registries = new LinkedHashMap<>();
 		for (Map.Entry<String, LockRegistryStats> registry : all.entrySet()) {
-			LockRegistryStats.BackendHealth health = registry.getValue().backendHealth();
+			BackendHealth health = registry.getValue().backendHealth();
 			up &= health.up();
 			Map<String, Object> details = new LinkedHashMap<>(health.details());
 			details.put("status", health.up() ? "UP" : "DOWN");
-			builder.withDetail(registry.getKey(), details);
+			registries.put(registry.getKey(), details);
 		}
-		return (up ? builder.up() : builder.down()).build();
+		return new BackendHealth(up, registries);
 	}
 
 }

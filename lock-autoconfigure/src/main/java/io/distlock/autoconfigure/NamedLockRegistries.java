@@ -19,8 +19,6 @@ import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.beans.factory.support.RootBeanDefinition;
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
-import org.springframework.boot.data.redis.autoconfigure.LettuceClientConfigurationBuilderCustomizer;
-import org.springframework.boot.data.redis.autoconfigure.LettuceClientOptionsBuilderCustomizer;
 import org.springframework.boot.ssl.SslBundles;
 import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.core.env.Environment;
@@ -143,8 +141,7 @@ class NamedLockRegistries implements ImportBeanDefinitionRegistrar {
 			return RedlockRegistries.create(property, spec.redlockNodes(), spec.keyPrefix(), settings, options,
 					beanFactory.getBeanProvider(SslBundles.class).getIfAvailable(),
 					new RedlockNodeConnections.Customizations(
-							beanFactory.getBeanProvider(LettuceClientConfigurationBuilderCustomizer.class).orderedStream().toList(),
-							beanFactory.getBeanProvider(LettuceClientOptionsBuilderCustomizer.class).orderedStream().toList(),
+							LettuceCustomizers.clients(beanFactory), LettuceCustomizers.options(beanFactory),
 							beanFactory.getBeanProvider(ClientResources.class).getIfUnique()));
 		}
 

@@ -3,6 +3,7 @@ package io.distlock.autoconfigure;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
 
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisURI;
@@ -10,8 +11,6 @@ import io.lettuce.core.SslVerifyMode;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.resource.ClientResources;
 
-import org.springframework.boot.data.redis.autoconfigure.LettuceClientConfigurationBuilderCustomizer;
-import org.springframework.boot.data.redis.autoconfigure.LettuceClientOptionsBuilderCustomizer;
 import org.springframework.boot.ssl.NoSuchSslBundleException;
 import org.springframework.boot.ssl.SslBundle;
 import org.springframework.boot.ssl.SslBundles;
@@ -37,12 +36,12 @@ final class RedlockNodeConnections {
 	 * own: the customizers of the client configuration and of its options, and the shared client
 	 * resources (event loops, metrics, tracing).
 	 *
-	 * @param clients the application's {@link LettuceClientConfigurationBuilderCustomizer}s, in order
-	 * @param options the application's {@link LettuceClientOptionsBuilderCustomizer}s, in order
+	 * @param clients the application's {@code LettuceClientConfigurationBuilderCustomizer}s, in order
+	 * @param options the application's {@code LettuceClientOptionsBuilderCustomizer}s, in order
 	 * @param resources the application's client resources, or {@code null} for Lettuce's own
 	 */
-	record Customizations(List<LettuceClientConfigurationBuilderCustomizer> clients,
-			List<LettuceClientOptionsBuilderCustomizer> options, ClientResources resources) {
+	record Customizations(List<Consumer<LettuceClientConfigurationBuilder>> clients,
+			List<Consumer<ClientOptions.Builder>> options, ClientResources resources) {
 
 		/** None: Lettuce's defaults. */
 		static final Customizations NONE = new Customizations(List.of(), List.of(), null);
@@ -90,8 +89,8 @@ final class RedlockNodeConnections {
 		// The application's customizers first (a client name, tracing, read preferences); what a Redlock
 		// node must have comes after them and wins: a command timeout bounded by the node timeout, and
 		// TLS as its URI says.
-		for (LettuceClientConfigurationBuilderCustomizer customizer : customizations.clients()) {
-			customizer.customize(client);
+		for (Consumer<LettuceClientConfigurationBuilder> customizer : customizations.clients()) {
+			customizer.accept(client);
 		}
 		client.commandTimeout(commandTimeout);
 		// createRedisConfiguration keeps host, port, database and credentials; TLS is the client's part.
@@ -109,7 +108,7 @@ final class RedlockNodeConnections {
 			client = ssl.and();
 		}
 		ClientOptions.Builder options = ClientOptions.builder();
-		customizations.options().forEach(customizer -> customizer.customize(options));
+		customizations.options().forEach(customizer -> customizer.accept(options));
 		options.timeoutOptions(TimeoutOptions.enabled());
 		if (uri.isSsl() && bundle != null) {
 			options.sslOptions(sslOptions(bundle));

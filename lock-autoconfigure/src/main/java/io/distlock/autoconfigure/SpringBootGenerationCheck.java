@@ -17,10 +17,10 @@ import org.springframework.context.ConfigurableApplicationContext;
 class SpringBootGenerationCheck implements ApplicationContextInitializer<ConfigurableApplicationContext> {
 
 	/**
-	 * The major version of Spring Boot these classes were compiled against. lock-autoconfigure-boot3's
-	 * build, which copies these sources, rewrites it to 3.
+	 * The major version of Spring Boot these classes were compiled against: lock-autoconfigure and
+	 * lock-autoconfigure-boot3 compile these sources each with its own {@link BootGeneration}.
 	 */
-	static final int BUILT_FOR_BOOT_MAJOR = 4;
+	static final int BUILT_FOR_BOOT_MAJOR = BootGeneration.MAJOR;
 
 	@Override
 	public void initialize(ConfigurableApplicationContext context) {

@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.diagnostics.FailureAnalysis;
-import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -23,13 +22,13 @@ import io.distlock.jdbc.JdbcLockRegistry;
 class BackendRequirementsTests {
 
 	private static final FilteredClassLoader WITHOUT_REDIS = new FilteredClassLoader("org.springframework.data.redis",
-			"io.lettuce", "org.springframework.boot.data.redis");
+			"io.lettuce", MovedBootTypes.DATA_REDIS_PACKAGE);
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(DistLockAutoConfiguration.class, DistLockAopAutoConfiguration.class));
 
 	private ApplicationContextRunner withDatabase(String name) {
-		return this.runner.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class))
+		return this.runner.withConfiguration(AutoConfigurations.of(MovedBootTypes.DATA_SOURCE_AUTO_CONFIGURATION))
 			.withPropertyValues("spring.datasource.url=jdbc:h2:mem:" + name + ";DB_CLOSE_DELAY=-1");
 	}
 

@@ -15,9 +15,6 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
-import org.springframework.boot.data.redis.autoconfigure.LettuceClientConfigurationBuilderCustomizer;
-import org.springframework.boot.data.redis.autoconfigure.LettuceClientOptionsBuilderCustomizer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -63,7 +60,7 @@ class DistLockAutoConfigurationTests {
 
 	private ApplicationContextRunner runnerWithDefaultGrace() {
 		return new ApplicationContextRunner()
-			.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, DistLockAutoConfiguration.class,
+			.withConfiguration(AutoConfigurations.of(MovedBootTypes.DATA_REDIS_AUTO_CONFIGURATION, DistLockAutoConfiguration.class,
 					DistLockAopAutoConfiguration.class))
 			.withPropertyValues("spring.data.redis.port=" + redis.server().port());
 	}
@@ -100,7 +97,7 @@ class DistLockAutoConfigurationTests {
 	void worksUnchangedOnARedisClusterConfiguredTheSpringWay() {
 		try (RedisClusterProcess cluster = RedisClusterProcess.start(3)) {
 			new ApplicationContextRunner()
-				.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class,
+				.withConfiguration(AutoConfigurations.of(MovedBootTypes.DATA_REDIS_AUTO_CONFIGURATION,
 						DistLockAutoConfiguration.class))
 				.withPropertyValues("spring.data.redis.cluster.nodes=" + String.join(",", cluster.nodes()),
 						"distlock.restart-grace=0")
@@ -146,10 +143,8 @@ class DistLockAutoConfigurationTests {
 				RedisServerProcess.start());
 		AtomicInteger optionsCustomized = new AtomicInteger();
 		try {
-			runner().withBean(LettuceClientConfigurationBuilderCustomizer.class,
-					() -> builder -> builder.clientName("audit-locks"))
-				.withBean(LettuceClientOptionsBuilderCustomizer.class,
-						() -> options -> optionsCustomized.incrementAndGet())
+			MovedBootTypes.withLettuceCustomizers(runner(), builder -> builder.clientName("audit-locks"),
+					options -> optionsCustomized.incrementAndGet())
 				.withPropertyValues("distlock.redlock.nodes=" + String.join(",", masters.stream().map(RedisServerProcess::uri).toList()),
 						"distlock.redlock.node-timeout=2s")
 				.run(context -> {
@@ -204,8 +199,8 @@ class DistLockAutoConfigurationTests {
 	@Test
 	void jdbcBackendLocksInTheApplicationsDatabase() {
 		new ApplicationContextRunner()
-			.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class,
-					org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration.class,
+			.withConfiguration(AutoConfigurations.of(MovedBootTypes.DATA_REDIS_AUTO_CONFIGURATION,
+					MovedBootTypes.DATA_SOURCE_AUTO_CONFIGURATION,
 					DistLockAutoConfiguration.class))
 			.withPropertyValues("spring.datasource.url=jdbc:h2:mem:jdbc-backend;DB_CLOSE_DELAY=-1", "distlock.backend=jdbc",
 					"distlock.jdbc.table-name=app_locks", "distlock.jdbc.create-schema=true")
@@ -225,9 +220,9 @@ class DistLockAutoConfigurationTests {
 	void jdbcBackendNeedsNoSpringDataRedis() {
 		new ApplicationContextRunner()
 			.withClassLoader(new FilteredClassLoader("org.springframework.data.redis", "io.lettuce",
-					"org.springframework.boot.data.redis"))
+					MovedBootTypes.DATA_REDIS_PACKAGE))
 			.withConfiguration(AutoConfigurations.of(
-					org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration.class,
+					MovedBootTypes.DATA_SOURCE_AUTO_CONFIGURATION,
 					DistLockAutoConfiguration.class, DistLockAopAutoConfiguration.class,
 					DistLockHealthContributorAutoConfiguration.class))
 			.withPropertyValues("spring.datasource.url=jdbc:h2:mem:no-redis;DB_CLOSE_DELAY=-1", "distlock.backend=jdbc",

@@ -99,7 +99,7 @@ class DistLockPropertyValuesProperties {
 	private static ApplicationContextRunner runner() {
 		return new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(
-					org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration.class,
+					MovedBootTypes.DATA_SOURCE_AUTO_CONFIGURATION,
 					DistLockAutoConfiguration.class))
 			.withPropertyValues("spring.datasource.url=jdbc:h2:mem:values-" + databases.incrementAndGet()
 					+ ";DB_CLOSE_DELAY=-1", "distlock.backend=jdbc", "distlock.jdbc.create-schema=true");

@@ -14,7 +14,6 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.ssl.SslAutoConfiguration;
-import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
@@ -71,7 +70,7 @@ class RedisSecurityTests {
 
 	private ApplicationContextRunner runner() {
 		return new ApplicationContextRunner()
-			.withConfiguration(AutoConfigurations.of(SslAutoConfiguration.class, DataRedisAutoConfiguration.class,
+			.withConfiguration(AutoConfigurations.of(SslAutoConfiguration.class, MovedBootTypes.DATA_REDIS_AUTO_CONFIGURATION,
 					DistLockAutoConfiguration.class))
 			.withPropertyValues("distlock.restart-grace=0", "distlock.redlock.node-timeout=1s",
 					"spring.ssl.bundle.pem.redis.truststore.certificate=file:" + certificates.caCertificate());

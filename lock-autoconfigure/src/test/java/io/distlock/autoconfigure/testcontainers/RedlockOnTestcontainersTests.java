@@ -8,8 +8,6 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
-import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
-import org.springframework.boot.data.redis.autoconfigure.DataRedisConnectionDetails;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.testcontainers.service.connection.ServiceConnection;
 import org.springframework.context.ApplicationContext;
@@ -22,6 +20,8 @@ import org.testcontainers.junit.jupiter.Testcontainers;
 import io.distlock.DistLock;
 import io.distlock.LockRegistry;
 import io.distlock.autoconfigure.DistLockAutoConfiguration;
+import io.distlock.autoconfigure.ImportDataRedisAutoConfiguration;
+import io.distlock.autoconfigure.MovedBootTypes;
 import io.distlock.autoconfigure.RedlockConnectionDetails;
 import io.distlock.embedded.RedisContainerImage;
 import io.distlock.redlock.RedlockLockRegistry;
@@ -60,7 +60,7 @@ class RedlockOnTestcontainersTests {
 	@Test
 	void containersAnnotatedAsRedlockNodesAreTheMastersAndTheApplicationsRedisStaysItsOwn() throws Exception {
 		assertThat(this.registry).isInstanceOf(RedlockLockRegistry.class);
-		assertThat(this.context.getBeansOfType(DataRedisConnectionDetails.class)).hasSize(1);
+		assertThat(this.context.getBeansOfType(MovedBootTypes.DATA_REDIS_CONNECTION_DETAILS)).hasSize(1);
 
 		DistLock lock = this.registry.getLock("on-containers");
 		lock.lock();
@@ -88,7 +88,8 @@ class RedlockOnTestcontainersTests {
 	}
 
 	@SpringBootConfiguration
-	@ImportAutoConfiguration({ DataRedisAutoConfiguration.class, DistLockAutoConfiguration.class })
+	@ImportDataRedisAutoConfiguration
+	@ImportAutoConfiguration(DistLockAutoConfiguration.class)
 	static class Application {
 
 		@Bean
