@@ -51,10 +51,6 @@ final class RedisLockCalls {
 
 	private static final byte[] NOT_HELD_HERE = ScriptArguments.text("0");
 
-	private static final byte[] CHECK_PROMOTION = ScriptArguments.text("1");
-
-	private static final byte[] SKIP_PROMOTION_CHECK = ScriptArguments.text("0");
-
 	private final StringRedisTemplate redis;
 
 	/** Runs the scripts where they do not go straight to the connection, with keys and arguments as bytes. */
@@ -76,9 +72,6 @@ final class RedisLockCalls {
 	 * missing was lost with the server's data, not never written (acquire.lua's ARGV[7]).
 	 */
 	private volatile boolean heldHere;
-
-	/** When an acquisition asks the server whether it is a replica promoted since the last look. */
-	private final PromotionChecks promotionChecks;
 
 	/** The start of every client's hand-off channel (see {@code release.lua}). */
 	private final byte[] grantChannelPrefix;
@@ -120,7 +113,6 @@ final class RedisLockCalls {
 		this.scripts.afterPropertiesSet();
 		this.description = RedisDiagnostics.describe(connectionFactory);
 		this.direct = new LettuceScripts(connectionFactory, !this.keys.cluster(), this.description);
-		this.promotionChecks = new PromotionChecks(connectionFactory);
 	}
 
 	RedisKeys keys() {
@@ -188,27 +180,17 @@ final class RedisLockCalls {
 	Acquisition acquire(String name, String owner, int heldCount, Duration lease, String attemptId,
 			Duration queueFor, String ticket) {
 		String attempt = (attemptId != null && !attemptId.isEmpty()) ? attemptId : (ticket != null) ? ticket : "";
-		long promotionCheck = this.promotionChecks.due();
 		List<?> reply = eval(LockScripts.ACQUIRE, ScriptOutputType.MULTI, this.encodedKeys.acquireKeys(name), null,
 				this.arguments.owner(owner), this.arguments.lease(lease), ScriptArguments.number(heldCount),
-				this.arguments.attempt(attempt), queueTime(queueFor.toMillis()), this.restartGrace, heldHere(),
-				promotionCheck(promotionCheck));
-		return heardOf(RedisReplies.acquisition(reply, name, lease, attempt), promotionCheck);
-	}
-
-	/** acquire.lua's ARGV[8]: whether to ask the server if it was promoted (see {@link PromotionChecks}). */
-	private static byte[] promotionCheck(long due) {
-		return (due >= 0) ? CHECK_PROMOTION : SKIP_PROMOTION_CHECK;
+				this.arguments.attempt(attempt), queueTime(queueFor.toMillis()), this.restartGrace, heldHere());
+		return heardOf(RedisReplies.acquisition(reply, name, lease, attempt));
 	}
 
 	private byte[] heldHere() {
 		return this.heldHere ? HELD_HERE : NOT_HELD_HERE;
 	}
 
-	private Acquisition heardOf(Acquisition acquisition, long promotionCheck) {
-		if (promotionCheck >= 0) {
-			this.promotionChecks.answered(promotionCheck);
-		}
+	private Acquisition heardOf(Acquisition acquisition) {
 		if (!this.heldHere && acquisition.status() == Acquisition.Status.ACQUIRED) {
 			this.heldHere = true;
 		}
@@ -223,12 +205,11 @@ final class RedisLockCalls {
 	CompletableFuture<Acquisition> acquireAsync(String name, String owner, int heldCount, Duration lease,
 			String attemptId) {
 		String attempt = (attemptId != null) ? attemptId : "";
-		long promotionCheck = this.promotionChecks.due();
 		return this.direct.<List<?>>callAsync(LockScripts.ACQUIRE, ScriptOutputType.MULTI,
 				this.encodedKeys.acquireKeys(name), this.arguments.owner(owner), this.arguments.lease(lease),
 				ScriptArguments.number(heldCount), this.arguments.attempt(attempt), ScriptArguments.number(0), this.restartGrace,
-				heldHere(), promotionCheck(promotionCheck))
-			.thenApply(reply -> heardOf(RedisReplies.acquisition(reply, name, lease, attempt), promotionCheck));
+				heldHere())
+			.thenApply(reply -> heardOf(RedisReplies.acquisition(reply, name, lease, attempt)));
 	}
 
 	/**
@@ -356,7 +337,6 @@ final class RedisLockCalls {
 	/** Queued leaves still go out; the thread ends when they are done. */
 	void close() {
 		this.leaves.shutdown();
-		this.promotionChecks.close();
 	}
 
 	static ThreadFactory daemon(String name) {

@@ -17,9 +17,7 @@
 -- ARGV[6]  the restart grace in ms (see startOrServeGrace); 0 = none
 -- ARGV[7]  '1' if this client has held a lock on this server before, else '0' (see startOrServeGrace)
 -- KEYS[6]  (read and written only with a restart grace) the server's replication id when this
---          script last checked for a promotion (see promotedGraceUntil)
--- ARGV[8]  '1' to check whether the server is a replica promoted since the last check, else '0' or
---          absent (see promotedGraceUntil)
+--          script last checked for a promotion, and when (see promotedGraceUntil)
 -- Returns  {1, token} acquired or re-entered (also: release.lua handed the lock to this owner);
 --          token is -2 when none was issued yet: token.lua issues one when the holder asks, so the
 --          many holders that never ask cost no counter update;
@@ -79,33 +77,41 @@ local function restartGraceUntil(last, nowSeconds, nowMs)
   return untilMs
 end
 
--- A replica promoted to master since this client last asked (ARGV[8] = '1': the first acquisition on
--- each new connection, since a failover moves every client to the new master through a new one) may
--- have missed the latest holds, which replication sends after the fact: it serves the grace, from now
--- (when it was promoted is not known; its former master's holders learn of a missing hold at their
--- next renewal). It is recognised by its replication ids: KEYS[6] keeps the id the server answered
--- under when last asked, written through the master and so copied to its replicas; a promoted replica
--- answers under a new id and keeps its former master's as master_replid2. A restarted master answers
--- under a new id too, but has no such second id: the restart check covers it. Returns nil when no
--- promotion was seen, else when the grace ends.
+-- A replica promoted to master may have missed the latest holds (replication sends them after the
+-- fact): it serves the grace from the first new holder's call that finds it promoted (when it was
+-- promoted is not known; its former master's holders learn of a missing hold at their next renewal).
+-- KEYS[6] keeps '<replication id>:<checked at ms>:<grace until ms>', written through the master and so
+-- copied to its replicas. A server that answers under another replication id than the kept one, and
+-- has been up since before that check, changed its role while running: a promotion (also a planned
+-- one, FAILOVER or SENTINEL FAILOVER, which costs the same grace). One that started after the check
+-- restarted, which the restart check serves from its start. INFO is asked at most every 100 ms: a
+-- promotion follows the death of its master by more than that (Sentinel's down-after-milliseconds),
+-- so the kept check is always older than the promotion when a new holder arrives. Returns when a
+-- grace for a promotion ends, or nil if none is running.
+local PROMOTION_CHECK_MS = 100
+
 local function promotedGraceUntil(nowMs)
-  if ARGV[8] ~= '1' then
-    return nil
+  local kept = redis.call('get', KEYS[6])
+  local keptId, checkedAt, graceUntil
+  if kept then
+    local id, at, untilMs = string.match(kept, '^(%x*):(%d+):(%d+)$')
+    keptId, checkedAt, graceUntil = id, tonumber(at), tonumber(untilMs)
+  end
+  if checkedAt and nowMs >= checkedAt and nowMs - checkedAt < PROMOTION_CHECK_MS then
+    return (graceUntil and graceUntil > nowMs) and graceUntil or nil
   end
   local info = redis.pcall('info', 'replication')
-  local id = (type(info) == 'string') and string.match(info, 'master_replid:(%x+)') or nil
-  if not id then
-    return nil
+  local id = (type(info) == 'string') and string.match(info, 'master_replid:(%x+)') or ''
+  if keptId and keptId ~= '' and id ~= '' and id ~= keptId then
+    local server = redis.pcall('info', 'server')
+    local up = (type(server) == 'string') and tonumber(string.match(server, 'uptime_in_seconds:(%d+)')) or nil
+    -- The uptime counts whole seconds: one more makes a start just before the check count as before it.
+    if not up or (up + 1) * 1000 >= nowMs - checkedAt then
+      graceUntil = math.max(graceUntil or 0, nowMs + tonumber(ARGV[6]))
+    end
   end
-  local kept = redis.call('get', KEYS[6])
-  if kept == id then
-    return nil
-  end
-  redis.call('set', KEYS[6], id)
-  if kept and string.match(info, 'master_replid2:(%x+)') == kept then
-    return nowMs + tonumber(ARGV[6])
-  end
-  return nil
+  redis.call('set', KEYS[6], id .. ':' .. string.format('%.0f', nowMs) .. ':' .. string.format('%.0f', graceUntil or 0))
+  return (graceUntil and graceUntil > nowMs) and graceUntil or nil
 end
 
 local function startOrServeGrace()
@@ -123,6 +129,12 @@ local function startOrServeGrace()
     if restarted and restarted > nowMs and (not graceUntil or restarted > graceUntil) then
       graceUntil = restarted
       redis.call('set', KEYS[2], 'grace:' .. string.format('%.0f', graceUntil))
+    end
+    -- A promotion's grace stays in KEYS[6]: the counter came through replication and keeps its last
+    -- token, which later tokens must stay above whatever the new master's clock says.
+    local promoted = promotedGraceUntil(nowMs)
+    if promoted and (not graceUntil or promoted > graceUntil) then
+      graceUntil = promoted
     end
   end
   if graceUntil and graceUntil > nowMs then
@@ -193,21 +205,6 @@ local function take()
   end
   redis.call('pexpire', KEYS[1], ARGV[2])
   return {1, -2}
-end
-
--- The promotion check, on whatever path this call then takes: a re-entry that skipped it would let
--- the next new holder of another lock in without the grace.
-if ARGV[8] == '1' and tonumber(ARGV[6]) > 0 then
-  local nowMs = now()
-  local promoted = promotedGraceUntil(nowMs)
-  if promoted then
-    local last = redis.call('get', KEYS[2])
-    local marked = last and string.sub(last, 1, 6) == 'grace:'
-    local graceUntil = marked and tonumber(string.sub(last, 7)) or nil
-    if not graceUntil or promoted > graceUntil then
-      redis.call('set', KEYS[2], 'grace:' .. string.format('%.0f', promoted))
-    end
-  end
 end
 
 -- One EXISTS for the lock and its queue: the uncontended path needs neither, and with both there

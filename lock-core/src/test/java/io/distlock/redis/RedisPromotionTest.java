@@ -25,8 +25,9 @@ import io.distlock.testing.ClosedAfterEach;
 /**
  * Replication is asynchronous: a replica that Sentinel promotes may have missed the holds its master
  * granted last, and their holders learn of it only at their next renewal. The promoted replica serves
- * the restart grace, so that no new holder enters before then; a client that merely connects to the
- * same master again does not make it serve one.
+ * the restart grace, so that no new holder enters before then, whether the client asking ran across
+ * the failover or connected after it; a master that restarted (with a replica, so that it keeps its
+ * former replication id) is not taken for a promoted replica.
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
 class RedisPromotionTest {
@@ -40,20 +41,20 @@ class RedisPromotionTest {
 	final ClosedAfterEach opened = new ClosedAfterEach();
 
 	@Test
-	void aPromotedReplicaServesTheRestartGraceAndAnotherConnectionToTheSameMasterDoesNot() throws InterruptedException {
+	void aPromotedReplicaServesTheRestartGraceToClientsThatRanAcrossTheFailoverAndToNewOnes()
+			throws InterruptedException {
 		RedisSentinelGroup group = RedisSentinelGroup.start();
 		this.opened.add(group);
 		RedisServerProcess master = group.master();
 		RedisServerProcess replica = group.dataNodes().stream().filter(node -> node != master).findFirst().orElseThrow();
 
 		// A master that started within the grace serves the rest of it: the first hold waits for that.
-		DistLock first = client(group).getLock("before-the-failover");
+		RedisLockRegistry running = sentinelClient(group);
+		DistLock first = running.getLock("before-the-failover");
 		assertThat(first.tryLock(GRACE.plusSeconds(10))).isTrue();
 		first.unlock();
-
-		RedisLockRegistry sameMaster = client(group);
-		DistLock second = sameMaster.getLock("another-connection");
-		assertThat(second.tryLock(Duration.ZERO)).as("a new connection to the same master serves no grace").isTrue();
+		DistLock second = sentinelClient(group).getLock("another-client");
+		assertThat(second.tryLock(Duration.ZERO)).as("checking the same master again serves no grace").isTrue();
 		second.unlock();
 
 		// Without the promotion check, a replica up longer than the grace would admit a new holder at once.
@@ -62,12 +63,43 @@ class RedisPromotionTest {
 		master.kill();
 		assertThat(group.awaitNewMaster(master, Duration.ofSeconds(30))).isSameAs(replica);
 
-		RedisLockRegistry afterFailover = client(group);
-		DistLock third = afterFailover.getLock("after-the-failover");
-		assertThat(third.tryLock(Duration.ZERO)).as("a new holder on the promoted replica, at once").isFalse();
-		assertThat(afterFailover.restartGraceEnds()).as("the refusal names the restart grace").isPresent();
-		assertThat(third.tryLock(GRACE.plusSeconds(10))).as("a new holder once the grace is over").isTrue();
-		third.unlock();
+		DistLock acrossTheFailover = running.getLock("after-the-failover");
+		assertThat(acrossTheFailover.tryLock(Duration.ZERO)).as("a new holder on the promoted replica, at once, "
+				+ "asked by a client that ran across the failover").isFalse();
+		assertThat(running.restartGraceEnds()).as("the refusal names the restart grace").isPresent();
+		RedisLockRegistry connectedAfter = sentinelClient(group);
+		DistLock fresh = connectedAfter.getLock("after-the-failover-too");
+		assertThat(fresh.tryLock(Duration.ZERO)).as("the same, asked by a client connected after it").isFalse();
+		assertThat(connectedAfter.restartGraceEnds()).isPresent();
+
+		assertThat(fresh.tryLock(GRACE.plusSeconds(10))).as("a new holder once the grace is over").isTrue();
+		fresh.unlock();
+	}
+
+	@Test
+	void aRestartedMasterThatKeepsItsReplicationIdForItsReplicaIsNotTakenForAPromotedOne() throws InterruptedException {
+		RedisServerProcess master = this.opened.add(RedisServerProcess.start("--repl-diskless-sync-delay", "0"));
+		RedisServerProcess replica = this.opened.add(RedisServerProcess.start("--repl-diskless-sync-delay", "0",
+				"--replicaof", master.host(), Integer.toString(master.port())));
+		await().atMost(Duration.ofSeconds(20))
+			.until(() -> replica.query("INFO", "replication").contains("master_link_status:up"));
+		RedisLockRegistry client = this.opened.add(new RedisTestClients(master)).registry(
+				LockEngineOptions.builder().watchdogTimeout(GRACE).restartGrace(GRACE));
+		DistLock lock = client.getLock("before-the-restart");
+		assertThat(lock.tryLock(GRACE.plusSeconds(10))).isTrue();
+		lock.unlock();
+		long checkedAtUptime = uptimeSeconds(master);
+		assertThat(master.command("SAVE")).isEqualTo("+OK");
+		// A restart more than a second after the last check, which the check can tell from a promotion.
+		await().atMost(Duration.ofSeconds(20)).until(() -> uptimeSeconds(master) >= checkedAtUptime + 2);
+
+		master.restartFromSnapshot();
+		await().atMost(GRACE.plusSeconds(20)).until(() -> uptimeSeconds(master) > GRACE.toSeconds());
+
+		DistLock afterRestart = client.getLock("after-the-restart");
+		assertThat(afterRestart.tryLock(Duration.ofSeconds(2))).as("a restart longer ago than the grace serves none")
+			.isTrue();
+		afterRestart.unlock();
 	}
 
 	private static long uptimeSeconds(RedisServerProcess server) {
@@ -75,7 +107,7 @@ class RedisPromotionTest {
 		return uptime.find() ? Long.parseLong(uptime.group(1)) : 0;
 	}
 
-	private RedisLockRegistry client(RedisSentinelGroup group) {
+	private RedisLockRegistry sentinelClient(RedisSentinelGroup group) {
 		LettuceConnectionFactory factory = new LettuceConnectionFactory(
 				new RedisSentinelConfiguration(group.masterName(), new HashSet<>(group.sentinelNodes())),
 				LettuceClientConfiguration.builder().commandTimeout(Duration.ofSeconds(2)).build());
