@@ -40,6 +40,7 @@ import io.distlock.annotation.LockedServices.KeyForms;
 import io.distlock.annotation.LockedServices.Order;
 import io.distlock.annotation.LockedServices.Outer;
 import io.distlock.annotation.LockedServices.Reports;
+import io.distlock.annotation.LockedServices.Restocking;
 import io.distlock.annotation.LockedServices.Shipping;
 import io.distlock.annotation.LockedServices.Teller;
 import io.distlock.aop.InvalidLockAnnotationException;
@@ -157,6 +158,18 @@ class DistributedLockAnnotationTests {
 		assertThat(first).isPositive();
 		assertThat(second).isGreaterThan(first);
 		assertThatThrownBy(LockContext::fencingToken).isInstanceOf(IllegalStateException.class);
+	}
+
+	@Test
+	void assertLockedPassesThroughTheProxyAndNamesTheMethodCalledAroundIt() {
+		Restocking restocking = start().getBean(Restocking.class);
+		assertThat(restocking.restock("7")).isEqualTo("7");
+		assertThatThrownBy(() -> restocking.restockThroughThis("7")).isInstanceOf(IllegalStateException.class)
+			.hasMessageStartingWith("Restocking.restock runs without its lock: the thread holds no @DistributedLock lock")
+			.hasMessageContaining("bypasses the Spring proxy");
+		assertThatThrownBy(() -> restocking.assertsAnotherLock("7")).isInstanceOf(IllegalStateException.class)
+			.hasMessageStartingWith("Restocking.assertsAnotherLock runs without its lock")
+			.hasMessageContaining("does not hold lock 'restock:other' (it holds [restock:7])");
 	}
 
 	@Test

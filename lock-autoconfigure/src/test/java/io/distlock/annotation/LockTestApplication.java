@@ -17,6 +17,7 @@ import io.distlock.annotation.LockedServices.KeyForms;
 import io.distlock.annotation.LockedServices.KeyParts;
 import io.distlock.annotation.LockedServices.Outer;
 import io.distlock.annotation.LockedServices.Reports;
+import io.distlock.annotation.LockedServices.Restocking;
 import io.distlock.annotation.LockedServices.Shipping;
 import io.distlock.annotation.LockedServices.ShippingImpl;
 import io.distlock.annotation.LockedServices.Teller;
@@ -52,6 +53,11 @@ class LockTestApplication {
 	@Bean
 	Outer outer(Inner inner) {
 		return new Outer(inner);
+	}
+
+	@Bean
+	Restocking restocking() {
+		return new Restocking();
 	}
 
 	@Bean

@@ -138,6 +138,27 @@ final class LockedServices {
 
 	}
 
+	/** A locked method that asserts its lock, called through the proxy and around it (through {@code this}). */
+	static class Restocking {
+
+		@DistributedLock(key = "'restock:' + #sku", waitTime = "0")
+		public String restock(String sku) {
+			LockContext.assertLocked();
+			LockContext.assertLocked("restock:" + sku);
+			return sku;
+		}
+
+		public String restockThroughThis(String sku) {
+			return restock(sku);
+		}
+
+		@DistributedLock(key = "'restock:' + #sku", waitTime = "0")
+		public void assertsAnotherLock(String sku) {
+			LockContext.assertLocked("restock:other");
+		}
+
+	}
+
 	/** Two-key transfers: both accounts, all or nothing. */
 	static class Bank {
 

@@ -34,6 +34,9 @@ class AnnotationSnippets {
 
 		void decrement(String sku, long fencingToken);
 
+		default void add(String sku, int units) {
+		}
+
 	}
 
 	static class Order {
@@ -133,6 +136,14 @@ class AnnotationSnippets {
 		stock.decrement(sku, token);   // the store rejects a token below the last one it saw
 	}
 	// end::fencing[]
+
+	// tag::assert-locked[]
+	@DistributedLock(key = "'stock:' + #sku")
+	public void restock(String sku, int units) {
+		LockContext.assertLocked();   // called through 'this', it throws, naming this method
+		stock.add(sku, units);
+	}
+	// end::assert-locked[]
 
 	// tag::scheduled[]
 	@Scheduled(cron = "0 * * * * *")                          // every minute, on every instance

@@ -3,6 +3,7 @@ package io.distlock.annotation;
 import java.util.ArrayDeque;
 import java.util.Collections;
 import java.util.Deque;
+import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.LongSupplier;
@@ -72,6 +73,54 @@ public final class LockContext {
 	public static Set<String> lockNames() {
 		Map<String, LongSupplier> frame = FRAMES.get().peek();
 		return (frame != null) ? Collections.unmodifiableSet(frame.keySet()) : Set.of();
+	}
+
+	/**
+	 * Fails unless a {@code @DistributedLock} method runs on this thread with its locks held: put it
+	 * first in a method that must only ever run locked, so that a call around the proxy (from the
+	 * bean's own class, which Spring AOP cannot intercept) fails loudly instead of running unlocked.
+	 * Like {@link #fencingToken()}, it sees the method's synchronous part only.
+	 * @throws IllegalStateException naming the calling method, if no locked invocation runs on this thread
+	 */
+	public static void assertLocked() {
+		if (FRAMES.get().isEmpty()) {
+			throw new IllegalStateException(notLocked(caller(), "holds no @DistributedLock lock"));
+		}
+	}
+
+	/**
+	 * {@link #assertLocked()} for one lock: fails unless a running {@code @DistributedLock} method of
+	 * this thread, the innermost or one it was called from, holds {@code lockName}.
+	 * @param lockName the lock's full name (name prefix and key), as {@link #lockNames()} lists it
+	 * @throws IllegalStateException naming the calling method and the locks it does hold, if none holds
+	 * {@code lockName}
+	 */
+	public static void assertLocked(String lockName) {
+		Deque<Map<String, LongSupplier>> frames = FRAMES.get();
+		for (Map<String, LongSupplier> frame : frames) {
+			if (frame.containsKey(lockName)) {
+				return;
+			}
+		}
+		Set<String> held = new LinkedHashSet<>();
+		frames.forEach(frame -> held.addAll(frame.keySet()));
+		throw new IllegalStateException(notLocked(caller(),
+				"does not hold lock '" + lockName + "'" + (held.isEmpty() ? "" : " (it holds " + held + ")")));
+	}
+
+	private static String notLocked(String method, String problem) {
+		return method + " runs without its lock: the thread " + problem + ". A @DistributedLock method called "
+				+ "from its own class bypasses the Spring proxy and runs unlocked; call it through the bean (inject it, "
+				+ "or move the method to another bean). See docs/annotation.md#self-invocation";
+	}
+
+	/** @return {@code Class.method} of whoever called {@code assertLocked}, for the message */
+	private static String caller() {
+		return StackWalker.getInstance(StackWalker.Option.RETAIN_CLASS_REFERENCE)
+			.walk(frames -> frames.filter(frame -> frame.getDeclaringClass() != LockContext.class)
+				.findFirst()
+				.map(frame -> frame.getDeclaringClass().getSimpleName() + "." + frame.getMethodName())
+				.orElse("The caller"));
 	}
 
 	/**
