@@ -228,7 +228,7 @@ final class Attempt {
 					this.deferredInterrupt = true;
 					continue;
 				}
-				throw this.engine.backendFailure(this.name, "", ex);
+				throw LockEngine.backendFailure(this.engine.backend, this.name, "", ex);
 			}
 		}
 	}

@@ -106,7 +106,7 @@ final class LockEngine implements LockRegistry, AutoCloseable {
 	private final WorkAcquisitions work = new WorkAcquisitions(this);
 
 	/** The holds' fencing tokens, issued on request. */
-	final FencingTokens tokens = new FencingTokens(this);
+	final FencingTokens tokens;
 
 	/** Releases, and leases kept after them. */
 	private final Unlocking unlocking;
@@ -142,7 +142,8 @@ final class LockEngine implements LockRegistry, AutoCloseable {
 				options.watchdogTimeout(), this.holds::renewable, this.holds::markLost, this::renewalFailed);
 		this.deadlines = new DeadlineGuard(options.clientId());
 		this.blocking = new BlockingAcquisition(this);
-		this.unlocking = new Unlocking(this);
+		this.unlocking = new Unlocking(backend, this.holds, this.waits, this.renewals);
+		this.tokens = new FencingTokens(backend, this.holds);
 		this.calls = pool("distlock-call-", options.clientId());
 		this.releases = pool("distlock-release-", options.clientId());
 		this.owners = ThreadLocal.withInitial(() -> options.clientId() + ":" + Thread.currentThread().getId());
@@ -324,9 +325,9 @@ final class LockEngine implements LockRegistry, AutoCloseable {
 	 * @param doing what failed, as the start of the message after the lock's name, or empty
 	 * @return a backend call's failure as the caller sees it: naming the lock and the real cause
 	 */
-	LockBackendException backendFailure(String name, String doing, RuntimeException ex) {
-		return (ex instanceof LockBackendException backend) ? backend
-				: new LockBackendException(name, "Lock '" + name + "': " + doing + this.backend.explain(ex), ex);
+	static LockBackendException backendFailure(LockBackend backend, String name, String doing, RuntimeException ex) {
+		return (ex instanceof LockBackendException failure) ? failure
+				: new LockBackendException(name, "Lock '" + name + "': " + doing + backend.explain(ex), ex);
 	}
 
 	private void renewalFailed(List<Hold> holds, RuntimeException cause) {
