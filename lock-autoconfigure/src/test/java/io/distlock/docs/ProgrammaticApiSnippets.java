@@ -97,7 +97,8 @@ class ProgrammaticApiSnippets {
 			RedisConnectionFactory node2, RedisConnectionFactory node3, CuratorFramework curator) {
 		// tag::builders[]
 		RedisLockRegistry locks = RedisLockRegistry.builder(connectionFactory)   // Spring Data Redis' factory
-				.keyPrefix("orders").watchdogTimeout(Duration.ofSeconds(10)).listener(lost -> alert(lost))
+				.keyPrefix("orders")
+				.options(options -> options.watchdogTimeout(Duration.ofSeconds(10)).listener(lost -> alert(lost)))
 				.build();
 		JdbcLockRegistry tableLocks = JdbcLockRegistry.builder(dataSource).tableName("job_locks").createSchema().build();
 		RedlockLockRegistry redlock = RedlockLockRegistry.builder(List.of(node1, node2, node3))

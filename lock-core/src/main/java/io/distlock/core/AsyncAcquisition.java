@@ -3,6 +3,7 @@ package io.distlock.core;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
@@ -35,7 +36,28 @@ final class AsyncAcquisition {
 
 	private static final long MAX_RETRY_NANOS = Duration.ofSeconds(2).toNanos();
 
-	private final LockEngine engine;
+	/**
+	 * What the waits without a thread of one engine work with, built once by the engine.
+	 * @param calls where the steps run: the engine's pool for backend calls
+	 * @param workHolds makes the hold a won acquisition completes with
+	 */
+	record Parts(LockBackend backend, ClosedState closed, ReleaseWaits waits, HoldTable holds, DeadlineGuard deadlines,
+			ExecutorService calls, EngineWorkHold.Parts workHolds) {
+	}
+
+	private final LockBackend backend;
+
+	private final ClosedState closed;
+
+	private final ReleaseWaits waits;
+
+	private final HoldTable holds;
+
+	private final DeadlineGuard deadlines;
+
+	private final ExecutorService calls;
+
+	private final EngineWorkHold.Parts workHolds;
 
 	private final Attempt attempt;
 
@@ -80,8 +102,14 @@ final class AsyncAcquisition {
 
 	private boolean finished;
 
-	AsyncAcquisition(LockEngine engine, Attempt attempt, Duration wait) {
-		this.engine = engine;
+	AsyncAcquisition(Parts parts, Attempt attempt, Duration wait) {
+		this.backend = parts.backend();
+		this.closed = parts.closed();
+		this.waits = parts.waits();
+		this.holds = parts.holds();
+		this.deadlines = parts.deadlines();
+		this.calls = parts.calls();
+		this.workHolds = parts.workHolds();
 		this.attempt = attempt;
 		this.wait = wait;
 		this.forever = wait == null;
@@ -111,13 +139,13 @@ final class AsyncAcquisition {
 			return;
 		}
 		try {
-			this.engine.calls.execute(this::drain);
+			this.calls.execute(this::drain);
 		}
 		catch (RejectedExecutionException closed) {
 			// The registry closed: its backend is gone, and what was queued there lapses by itself. The
 			// future completes elsewhere: this may be a room's lock or a subscriber's thread.
 			ForkJoinPool.commonPool()
-				.execute(() -> this.result.completeExceptionally(this.engine.closedException(this.attempt.name)));
+				.execute(() -> this.result.completeExceptionally(this.closed.exception(this.attempt.name)));
 		}
 	}
 
@@ -135,8 +163,8 @@ final class AsyncAcquisition {
 				// Thrown outside the step's own handling (an Error where it arms or disarms its
 				// deadline, a timer refused by a closing registry): the wait still ends, cleaned up,
 				// with the caller answered, and a hold the step had won already is given back.
-				outcome = this.finished ? null : new Outcome(false, (ex instanceof RejectedExecutionException && this.engine.closed)
-						? this.engine.closedException(this.attempt.name) : ex);
+				outcome = this.finished ? null : new Outcome(false, (ex instanceof RejectedExecutionException && this.closed.isClosed())
+						? this.closed.exception(this.attempt.name) : ex);
 				giveBackIfWon();
 			}
 			if (outcome != null) {
@@ -175,8 +203,8 @@ final class AsyncAcquisition {
 			// Cancelled by the caller while waiting.
 			return Outcome.NOT_ACQUIRED;
 		}
-		if (this.engine.closed) {
-			return new Outcome(false, this.engine.closedException(this.attempt.name));
+		if (this.closed.isClosed()) {
+			return new Outcome(false, this.closed.exception(this.attempt.name));
 		}
 		long now = System.nanoTime();
 		if (this.retryAt != 0) {
@@ -195,10 +223,10 @@ final class AsyncAcquisition {
 		bound += this.forever ? LockEngine.DEADLINE_GRACE_NANOS : 0;
 		DeadlineGuard.Armed guard;
 		try {
-			guard = this.engine.deadlines.arm(bound);
+			guard = this.deadlines.arm(bound);
 		}
 		catch (RejectedExecutionException closed) {
-			return new Outcome(false, this.engine.closedException(this.attempt.name));
+			return new Outcome(false, this.closed.exception(this.attempt.name));
 		}
 		try {
 			return (this.waiter == null) ? begin() : proceed();
@@ -208,8 +236,8 @@ final class AsyncAcquisition {
 			return new Outcome(false, ex);
 		}
 		catch (RuntimeException ex) {
-			if (this.engine.closed) {
-				IllegalStateException closed = this.engine.closedException(this.attempt.name);
+			if (this.closed.isClosed()) {
+				IllegalStateException closed = this.closed.exception(this.attempt.name);
 				closed.initCause(ex);
 				return new Outcome(false, closed);
 			}
@@ -228,7 +256,7 @@ final class AsyncAcquisition {
 				return null;
 			}
 			return new Outcome(false, new LockBackendException(this.attempt.name, "Lock '" + this.attempt.name
-					+ "': the backend (" + this.engine.backend.description() + ") did not answer within the wait of "
+					+ "': the backend (" + this.backend.description() + ") did not answer within the wait of "
 					+ this.wait.toMillis() + " ms; the lock was not acquired", ex));
 		}
 		finally {
@@ -239,7 +267,7 @@ final class AsyncAcquisition {
 	/** The first step: as the blocking acquisition, one call unless this client's owners already queue. */
 	private Outcome begin() {
 		boolean mayWait = this.forever || this.deadline - System.nanoTime() > 0;
-		if (!mayWait || !this.engine.waits.hasWaiters(this.attempt.name)) {
+		if (!mayWait || !this.waits.hasWaiters(this.attempt.name)) {
 			if (this.attempt.tryOnce(mayWait ? this.attempt.queueFor(this.forever, this.deadline) : 0) == null) {
 				return Outcome.ACQUIRED;
 			}
@@ -247,7 +275,7 @@ final class AsyncAcquisition {
 				return Outcome.NOT_ACQUIRED;
 			}
 		}
-		this.waiter = this.engine.waits.enter(this.attempt.name, this.attempt.owner, this.attempt.ticket, this::wake);
+		this.waiter = this.waits.enter(this.attempt.name, this.attempt.owner, this.attempt.ticket, this::wake);
 		// Queued on the backend before joining the room: a hand-off announced meanwhile was missed, so look.
 		this.look = this.attempt.queued;
 		return proceed();
@@ -278,9 +306,9 @@ final class AsyncAcquisition {
 			if (turn == ReleaseWaits.Turn.GRANTED) {
 				long token = this.waiter.grantedToken();
 				this.waiter.forgetGrant();
-				if (this.engine.closed) {
+				if (this.closed.isClosed()) {
 					// Given back by the clean-up: a closed registry hands out nothing.
-					throw this.engine.closedException(this.attempt.name);
+					throw this.closed.exception(this.attempt.name);
 				}
 				long at = System.nanoTime();
 				if (!this.forever && this.deadline - at <= 0) {
@@ -331,7 +359,7 @@ final class AsyncAcquisition {
 	/** Wakes the acquisition after a while (the timer thread only hands the step on). */
 	private void schedule(long nanos) {
 		cancelTimer();
-		this.timer = this.engine.deadlines.schedule(this::wake, Math.max(1, nanos));
+		this.timer = this.deadlines.schedule(this::wake, Math.max(1, nanos));
 	}
 
 	private void cancelTimer() {
@@ -349,7 +377,7 @@ final class AsyncAcquisition {
 		if (outcome.acquired()) {
 			leaveRoom();
 			this.finished = true;
-			EngineWorkHold hold = new EngineWorkHold(this.engine, this.attempt.name, this.attempt.owner);
+			EngineWorkHold hold = this.workHolds.hold(this.attempt.name, this.attempt.owner);
 			if (!this.result.complete(Optional.of(hold))) {
 				// The caller cancelled while the lock was being won: nobody will use or release it.
 				hold.releaseAsync().whenComplete((ignored, error) -> {
@@ -390,13 +418,13 @@ final class AsyncAcquisition {
 	private void leaveQueue() {
 		DeadlineGuard.Armed guard = null;
 		try {
-			guard = this.engine.deadlines.arm(LockEngine.RELEASE_MIN_WAIT.toNanos());
+			guard = this.deadlines.arm(LockEngine.RELEASE_MIN_WAIT.toNanos());
 		}
 		catch (RejectedExecutionException closed) {
 			// Closing: the leave is still sent, unbounded as the close's own are.
 		}
 		try {
-			this.engine.leaveQueue(this.attempt.name, this.attempt.owner, this.attempt.ticket, true);
+			LockEngine.leaveQueue(this.backend, this.attempt.name, this.attempt.owner, this.attempt.ticket, true);
 		}
 		finally {
 			if (guard != null) {
@@ -407,8 +435,8 @@ final class AsyncAcquisition {
 
 	/** After a step failed on its way out: a hold it had won meanwhile is nobody's to release but ours. */
 	private void giveBackIfWon() {
-		if (this.engine.holdCount(this.attempt.name, this.attempt.owner) > 0) {
-			new EngineWorkHold(this.engine, this.attempt.name, this.attempt.owner).releaseAsync()
+		if (this.holds.count(this.attempt.name, this.attempt.owner) > 0) {
+			this.workHolds.hold(this.attempt.name, this.attempt.owner).releaseAsync()
 				.whenComplete((ignored, error) -> {
 					if (error != null) {
 						log.debug("Could not give back lock '{}' won by a step that then failed", this.attempt.name, error);
@@ -420,7 +448,7 @@ final class AsyncAcquisition {
 	private void leaveRoom() {
 		cancelTimer();
 		if (this.waiter != null) {
-			this.engine.waits.leave(this.waiter);
+			this.waits.leave(this.waiter);
 			this.waiter = null;
 		}
 	}

@@ -2,6 +2,8 @@ package io.distlock.core;
 
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 
 import io.distlock.LockBackendException;
 import io.distlock.LockLostException;
@@ -25,7 +27,30 @@ final class Attempt {
 	/** Acquisitions answered only after their lease had run out, in a row, before giving up. */
 	private static final int MAX_LATE_REPLIES = 3;
 
-	private final LockEngine engine;
+	/**
+	 * What the attempts of one engine work with, built once by the engine; each attempt keeps these
+	 * and nothing else of it.
+	 * @param tickets numbers this client's attempts
+	 * @param restartGraceSeen told how long the restart grace the backend refused an acquisition for lasts
+	 */
+	record Parts(LockBackend backend, LockEngineOptions options, HoldTable holds, LeaseRenewals renewals,
+			Unlocking unlocking, ClosedState closed, AtomicLong tickets, Consumer<Duration> restartGraceSeen) {
+	}
+
+	private final LockBackend backend;
+
+	private final LockEngineOptions options;
+
+	private final HoldTable holds;
+
+	private final LeaseRenewals renewals;
+
+	/** Gives back a hold won while the registry closed. */
+	private final Unlocking unlocking;
+
+	private final ClosedState closed;
+
+	private final Consumer<Duration> restartGraceSeen;
 
 	final String name;
 
@@ -71,15 +96,21 @@ final class Attempt {
 	 */
 	long refusedToken;
 
-	Attempt(LockEngine engine, String name, String owner, boolean threadBound, Duration explicitLease,
+	Attempt(Parts parts, String name, String owner, boolean threadBound, Duration explicitLease,
 			boolean uninterruptible) {
-		this.engine = engine;
+		this.backend = parts.backend();
+		this.options = parts.options();
+		this.holds = parts.holds();
+		this.renewals = parts.renewals();
+		this.unlocking = parts.unlocking();
+		this.closed = parts.closed();
+		this.restartGraceSeen = parts.restartGraceSeen();
 		this.name = name;
 		this.owner = owner;
 		this.threadBound = threadBound;
 		this.explicitLease = explicitLease;
-		this.key = this.engine.holds.key(name, owner);
-		this.ticket = Long.toString(this.engine.tickets.incrementAndGet(), 36);
+		this.key = this.holds.key(name, owner);
+		this.ticket = Long.toString(parts.tickets().incrementAndGet(), 36);
 		this.placeNanos = Math.min(LockBackend.QUEUE_PLACE.toNanos(), LockArguments.saturatedNanos(lease()));
 		this.uninterruptible = uninterruptible;
 	}
@@ -108,13 +139,13 @@ final class Attempt {
 	 * @return {@code null} if acquired, else how long to wait at most before trying again
 	 */
 	Duration tryOnce(long queueNanos) {
-		if (this.engine.closed) {
-			throw this.engine.closedException(this.name);
+		if (this.closed.isClosed()) {
+			throw this.closed.exception(this.name);
 		}
 		Hold hold = heldNow();
 		int held = (hold != null) ? hold.count() : 0;
 		Duration lease = (hold != null) ? reentryLease(hold) : lease();
-		boolean first = held == 0 && this.engine.backend.queuesWaiters();
+		boolean first = held == 0 && this.backend.queuesWaiters();
 		// Re-entry never waits, so only a first acquisition is queued.
 		Duration queueFor = !first ? Duration.ZERO
 				: (queueNanos == LockBackend.QUEUE_PLACE.toNanos()) ? LockBackend.QUEUE_PLACE : Duration.ofNanos(queueNanos);
@@ -134,7 +165,7 @@ final class Attempt {
 			result = call(held, lease, queueFor);
 			this.unanswered = false;
 			if (hold != null || result.status() != Acquisition.Status.ACQUIRED
-					|| !this.engine.backend.leasesExpire()
+					|| !this.backend.leasesExpire()
 					|| System.nanoTime() - (start + result.validity().toNanos()) < 0) {
 				break;
 			}
@@ -146,7 +177,7 @@ final class Attempt {
 				// A backend slower than the lease, every time: no answer can be trusted, and asking on
 				// would keep the lock taken for nobody. What it took expires within its lease.
 				throw new LockBackendException(this.name, "Lock '" + this.name + "': the backend ("
-						+ this.engine.backend.description() + ") answered " + MAX_LATE_REPLIES
+						+ this.backend.description() + ") answered " + MAX_LATE_REPLIES
 						+ " acquisitions in a row only after the lease they gave (" + lease.toMillis()
 						+ " ms) had run out; the lock was not taken. Use a longer lease.", null);
 			}
@@ -155,7 +186,7 @@ final class Attempt {
 			case ACQUIRED -> {
 				if (hold == null) {
 					record(result.token(), result.attemptId(), start + result.validity().toNanos());
-					if (this.engine.closed) {
+					if (this.closed.isClosed()) {
 						giveBackAfterClose();
 					}
 				}
@@ -169,11 +200,11 @@ final class Attempt {
 				this.refusedAt = start;
 				this.refusedToken = result.token();
 				if (result.restartGrace()) {
-					this.engine.restartGraceSeen(result.ttl());
+					this.restartGraceSeen.accept(result.ttl());
 				}
 				return result.ttl();
 			}
-			default -> throw new LockLostException(this.engine.holds.markLost(hold, "the backend no longer had the hold when its owner re-entered it"));
+			default -> throw new LockLostException(this.holds.markLost(hold, "the backend no longer had the hold when its owner re-entered it"));
 		}
 	}
 
@@ -183,7 +214,7 @@ final class Attempt {
 	 * @throws LockLostException if the owner's hold is known lost and not yet unlocked
 	 */
 	Hold heldNow() {
-		Hold hold = this.engine.holds.get(this.key);
+		Hold hold = this.holds.get(this.key);
 		if (hold != null && hold.lost() != null) {
 			throw new LockLostException(hold.lost());
 		}
@@ -201,15 +232,15 @@ final class Attempt {
 	 * @throws LockLostException if an explicit lease re-entered without one is (nearly) over
 	 */
 	private Duration reentryLease(Hold hold) {
-		Duration asked = (this.explicitLease == null) ? (hold.watchdog ? this.engine.options.watchdogTimeout() : null)
-				: (hold.watchdog && this.explicitLease.compareTo(this.engine.options.watchdogTimeout()) < 0)
-						? this.engine.options.watchdogTimeout() : this.explicitLease;
+		Duration asked = (this.explicitLease == null) ? (hold.watchdog ? this.options.watchdogTimeout() : null)
+				: (hold.watchdog && this.explicitLease.compareTo(this.options.watchdogTimeout()) < 0)
+						? this.options.watchdogTimeout() : this.explicitLease;
 		long given = Math.max(0, hold.askedNanosLeft(System.nanoTime()));
 		if (asked != null && LockArguments.saturatedNanos(asked) >= given) {
 			return asked;
 		}
 		if (asked == null && given < MIN_LEASE_LEFT_NANOS) {
-			throw new LockLostException(this.engine.holds.markLost(hold,
+			throw new LockLostException(this.holds.markLost(hold,
 					"its explicit lease ran out before its owner re-entered it"));
 		}
 		// Whole milliseconds, rounded up: backends count leases in them.
@@ -219,7 +250,7 @@ final class Attempt {
 	private Acquisition call(int held, Duration lease, Duration queueFor) {
 		while (true) {
 			try {
-				return this.engine.backend
+				return this.backend
 					.acquire(new AcquireRequest(this.name, this.owner, held, lease, queueFor, this.ticket));
 			}
 			catch (RuntimeException ex) {
@@ -228,7 +259,7 @@ final class Attempt {
 					this.deferredInterrupt = true;
 					continue;
 				}
-				throw this.engine.backendFailure(this.name, "", ex);
+				throw LockEngine.backendFailure(this.backend, this.name, "", ex);
 			}
 		}
 	}
@@ -240,7 +271,7 @@ final class Attempt {
 	 */
 	void granted(long token) {
 		Hold hold = record(token, this.ticket, this.refusedAt + this.placeNanos);
-		this.engine.renewals.extendHandedOver(hold, lease());
+		this.renewals.extendHandedOver(hold, lease());
 	}
 
 	/**
@@ -249,9 +280,9 @@ final class Attempt {
 	 * lease if the backend is gone too), and the caller fails as on a closed registry.
 	 */
 	private void giveBackAfterClose() {
-		IllegalStateException closed = this.engine.closedException(this.name);
+		IllegalStateException closed = this.closed.exception(this.name);
 		try {
-			this.engine.release(this.name, this.owner);
+			this.unlocking.release(this.name, this.owner, Duration.ZERO);
 		}
 		catch (RuntimeException ex) {
 			closed.addSuppressed(ex);
@@ -261,15 +292,15 @@ final class Attempt {
 
 	private Hold record(long token, String attemptId, long confirmedUntilNanos) {
 		Hold hold = new Hold(this.name, this.owner, token, attemptId, this.explicitLease == null,
-				this.engine.options.clock().millis(), this.threadBound ? Thread.currentThread() : null);
+				this.options.clock().millis(), this.threadBound ? Thread.currentThread() : null);
 		// Confirmed before it is visible: the watchdog must never see a hold with no lease yet.
 		hold.confirmedUntil(confirmedUntilNanos);
-		this.engine.holds.put(this.key, hold);
+		this.holds.put(this.key, hold);
 		return hold;
 	}
 
 	private Duration lease() {
-		return (this.explicitLease != null) ? this.explicitLease : this.engine.options.watchdogTimeout();
+		return (this.explicitLease != null) ? this.explicitLease : this.options.watchdogTimeout();
 	}
 
 }

@@ -11,10 +11,26 @@ import io.distlock.LockBackendException;
  */
 final class BlockingAcquisition {
 
-	private final LockEngine engine;
+	private final LockBackend backend;
 
-	BlockingAcquisition(LockEngine engine) {
-		this.engine = engine;
+	private final LockEngineOptions options;
+
+	private final ClosedState closed;
+
+	private final ReleaseWaits waits;
+
+	private final DeadlineGuard deadlines;
+
+	private final Attempt.Parts attempts;
+
+	BlockingAcquisition(LockBackend backend, LockEngineOptions options, ClosedState closed, ReleaseWaits waits,
+			DeadlineGuard deadlines, Attempt.Parts attempts) {
+		this.backend = backend;
+		this.options = options;
+		this.closed = closed;
+		this.waits = waits;
+		this.deadlines = deadlines;
+		this.attempts = attempts;
 	}
 
 	/**
@@ -27,11 +43,11 @@ final class BlockingAcquisition {
 	boolean acquire(String name, String owner, boolean threadBound, Duration requestedLease, Duration wait,
 			boolean interruptible) throws InterruptedException {
 		// With the watchdog off, a lock taken without a lease gets the configured one and is never renewed.
-		Duration lease = (requestedLease != null) ? requestedLease : this.engine.options.defaultLease();
+		Duration lease = (requestedLease != null) ? requestedLease : this.options.defaultLease();
 		// lock() and tryLock() do not answer interrupts (java.util.concurrent.locks.Lock): a pending one
 		// must not fail them, and is kept for the caller.
-		if (this.engine.closed) {
-			throw this.engine.closedException(name);
+		if (this.closed.isClosed()) {
+			throw this.closed.exception(name);
 		}
 		boolean pendingInterrupt = !interruptible && Thread.interrupted();
 		try {
@@ -59,7 +75,7 @@ final class BlockingAcquisition {
 	private boolean acquireTimed(String name, String owner, boolean threadBound, Duration lease, Duration wait,
 			boolean interruptible) throws InterruptedException {
 		long waitNanos = Math.max(0, LockArguments.saturatedNanos(wait));
-		DeadlineGuard.Armed deadline = this.engine.deadlines
+		DeadlineGuard.Armed deadline = this.deadlines
 			.arm(Math.max(waitNanos, LockEngine.MIN_ATTEMPT_NANOS) + LockEngine.DEADLINE_GRACE_NANOS);
 		Throwable failure = null;
 		try {
@@ -68,7 +84,7 @@ final class BlockingAcquisition {
 		catch (InterruptedException | RuntimeException ex) {
 			if (deadline.fired()) {
 				LockBackendException unanswered = new LockBackendException(name, "Lock '" + name + "': the backend ("
-						+ this.engine.backend.description() + ") did not answer within the wait of " + wait.toMillis()
+						+ this.backend.description() + ") did not answer within the wait of " + wait.toMillis()
 						+ " ms; the lock was not acquired", ex);
 				failure = unanswered;
 				throw unanswered;
@@ -93,13 +109,13 @@ final class BlockingAcquisition {
 		boolean forever = wait == null;
 		boolean mayWait = forever || (!wait.isNegative() && !wait.isZero());
 		long deadline = forever ? 0 : System.nanoTime() + LockArguments.saturatedNanos(wait);
-		Attempt attempt = new Attempt(this.engine, name, owner, threadBound, lease, forever && !interruptible);
+		Attempt attempt = new Attempt(this.attempts, name, owner, threadBound, lease, forever && !interruptible);
 		boolean acquired = false;
 		Throwable failure = null;
 		try {
 			// Threads of this client already queued for the lock go first; only re-entry may pass them
 			// (and the re-entry of a hold that was lost learns of it at once).
-			if (!mayWait || !this.engine.waits.hasWaiters(name) || attempt.heldNow() != null) {
+			if (!mayWait || !this.waits.hasWaiters(name) || attempt.heldNow() != null) {
 				if (attempt.tryOnce(mayWait ? attempt.queueFor(forever, deadline) : 0) == null) {
 					acquired = true;
 					return true;
@@ -118,7 +134,7 @@ final class BlockingAcquisition {
 		finally {
 			if (!acquired && attempt.mayHaveBackendState()) {
 				// Also passes on a hold handed to this attempt that it did not take up.
-				CleanUp.after(failure, () -> this.engine.leaveQueue(name, owner, attempt.ticket, true));
+				CleanUp.after(failure, () -> LockEngine.leaveQueue(this.backend, name, owner, attempt.ticket, true));
 			}
 			if (attempt.deferredInterrupt) {
 				Thread.currentThread().interrupt();
@@ -130,7 +146,7 @@ final class BlockingAcquisition {
 			throws InterruptedException {
 		boolean interrupted = false;
 		Throwable failure = null;
-		Waiter waiter = this.engine.waits.enter(attempt.name, attempt.owner, attempt.ticket);
+		Waiter waiter = this.waits.enter(attempt.name, attempt.owner, attempt.ticket);
 		try {
 			// Queued on the backend before joining the room: a hand-off announced meanwhile was missed, so look.
 			boolean look = attempt.queued;
@@ -156,9 +172,9 @@ final class BlockingAcquisition {
 					long token = waiter.grantedToken();
 					waiter.forgetGrant();
 					long now = System.nanoTime();
-					if (this.engine.closed) {
+					if (this.closed.isClosed()) {
 						// Given back by the caller's clean-up: a closed registry hands out nothing.
-						throw this.engine.closedException(attempt.name);
+						throw this.closed.exception(attempt.name);
 					}
 					if (!forever && deadline - now <= 0) {
 						// Too late for the caller, who may have moved on: given back by the clean-up.
@@ -208,7 +224,7 @@ final class BlockingAcquisition {
 			throw ex;
 		}
 		finally {
-			CleanUp.after(failure, () -> this.engine.waits.leave(waiter));
+			CleanUp.after(failure, () -> this.waits.leave(waiter));
 			if (interrupted) {
 				Thread.currentThread().interrupt();
 			}

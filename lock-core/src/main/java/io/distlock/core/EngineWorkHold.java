@@ -2,6 +2,7 @@ package io.distlock.core;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -13,7 +14,15 @@ import io.distlock.WorkHold;
  */
 final class EngineWorkHold implements WorkHold {
 
-	private final LockEngine engine;
+	private final FencingTokens tokens;
+
+	private final Unlocking unlocking;
+
+	private final ExecutorService releases;
+
+	private final ClosedState closed;
+
+	private final LockBackend backend;
 
 	private final String name;
 
@@ -21,8 +30,25 @@ final class EngineWorkHold implements WorkHold {
 
 	private final AtomicBoolean released = new AtomicBoolean();
 
-	EngineWorkHold(LockEngine engine, String name, String owner) {
-		this.engine = engine;
+	/**
+	 * What the work holds of one engine work with, built once by the engine.
+	 * @param releases where holds are released asynchronously: the engine's pool for releases
+	 */
+	record Parts(FencingTokens tokens, Unlocking unlocking, ExecutorService releases, ClosedState closed,
+			LockBackend backend) {
+
+		EngineWorkHold hold(String name, String owner) {
+			return new EngineWorkHold(this, name, owner);
+		}
+
+	}
+
+	private EngineWorkHold(Parts parts, String name, String owner) {
+		this.tokens = parts.tokens();
+		this.unlocking = parts.unlocking();
+		this.releases = parts.releases();
+		this.closed = parts.closed();
+		this.backend = parts.backend();
 		this.name = name;
 		this.owner = owner;
 	}
@@ -34,37 +60,37 @@ final class EngineWorkHold implements WorkHold {
 
 	@Override
 	public long fencingToken() {
-		return this.engine.tokens.fencingToken(this.name, this.owner);
+		return this.tokens.fencingToken(this.name, this.owner);
 	}
 
 	@Override
 	public void release() {
 		// Completion and cancellation can race to end the work: the hold is released once.
 		if (this.released.compareAndSet(false, true)) {
-			this.engine.release(this.name, this.owner);
+			this.unlocking.release(this.name, this.owner, Duration.ZERO);
 		}
 	}
 
 	@Override
 	public CompletableFuture<Void> releaseAsync() {
 		try {
-			return CompletableFuture.runAsync(this::release, this.engine.releases);
+			return CompletableFuture.runAsync(this::release, this.releases);
 		}
 		catch (RejectedExecutionException closed) {
 			// The registry closed: its backend is gone and the hold expires within its lease.
-			return CompletableFuture.failedFuture(this.engine.closedException(this.name));
+			return CompletableFuture.failedFuture(this.closed.exception(this.name));
 		}
 	}
 
 	@Override
 	public void releaseKeepingFor(Duration keep) {
-		if (LockArguments.isPositive(keep) && !this.engine.canKeepAfterUnlock()) {
+		if (LockArguments.isPositive(keep) && !this.backend.leasesExpire()) {
 			// Refused before it counts as released, so that release() still frees the lock.
 			throw new UnsupportedOperationException("Lock '" + this.name + "' cannot be kept for " + keep
 					+ " after its release: its holds do not expire on their own; release() it instead");
 		}
 		if (this.released.compareAndSet(false, true)) {
-			this.engine.release(this.name, this.owner, keep);
+			this.unlocking.release(this.name, this.owner, keep);
 		}
 	}
 

@@ -9,10 +9,13 @@ import io.distlock.core.LockBackend.Acquisition;
  */
 final class FencingTokens {
 
-	private final LockEngine engine;
+	private final LockBackend backend;
 
-	FencingTokens(LockEngine engine) {
-		this.engine = engine;
+	private final HoldTable holds;
+
+	FencingTokens(LockBackend backend, HoldTable holds) {
+		this.backend = backend;
+		this.holds = holds;
 	}
 
 	/**
@@ -21,7 +24,7 @@ final class FencingTokens {
 	 * @throws UnsupportedOperationException if the backend issues no tokens
 	 */
 	long fencingToken(String name, String owner) {
-		Hold hold = this.engine.holds.get(this.engine.holds.key(name, owner));
+		Hold hold = this.holds.get(this.holds.key(name, owner));
 		if (hold == null) {
 			throw new IllegalMonitorStateException("No fencing token: thread '" + Thread.currentThread().getName()
 					+ "' does not hold lock '" + name + "'");
@@ -44,14 +47,14 @@ final class FencingTokens {
 		}
 		long token;
 		try {
-			token = this.engine.backend.issueToken(hold.name, hold.owner, hold.attemptId);
+			token = this.backend.issueToken(hold.name, hold.owner, hold.attemptId);
 		}
 		catch (RuntimeException ex) {
-			throw this.engine.backendFailure(hold.name, "no fencing token could be issued: ", ex);
+			throw LockEngine.backendFailure(this.backend, hold.name, "no fencing token could be issued: ", ex);
 		}
 		if (token == Acquisition.NO_TOKEN) {
 			// The hold is gone: a token now might be above the next holder's, and must not be used.
-			throw new LockLostException(this.engine.holds.markLost(hold, "the backend no longer had the hold when its fencing token was asked for"));
+			throw new LockLostException(this.holds.markLost(hold, "the backend no longer had the hold when its fencing token was asked for"));
 		}
 		return token;
 	}

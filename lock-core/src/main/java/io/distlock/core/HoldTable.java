@@ -59,6 +59,12 @@ final class HoldTable {
 		return this.holds.get(key);
 	}
 
+	/** @return the owner's reentrant count of the lock; 0 if it does not hold it */
+	int count(String name, String owner) {
+		Hold hold = get(key(name, owner));
+		return (hold != null) ? hold.count() : 0;
+	}
+
 	/** Records a new hold; it must be confirmed first, since the watchdog may see it at once. */
 	void put(HoldKey key, Hold hold) {
 		this.holds.put(key, hold);

@@ -29,7 +29,8 @@ import io.distlock.WorkHold;
  * lost-hold reporting, over any {@link LockBackend}. Backends only store state atomically.
  *
  * <p>Registries hold one ({@link BackendLockRegistry}, their public face); it is not public API. It
- * wires the parts, each a type of its own in this package:
+ * wires the parts, each a type of its own in this package that receives the parts it calls on
+ * (so that what a part can touch is what its constructor names, not the whole engine):
  * <ul>
  * <li>{@link Attempt}: one acquisition's backend calls and what they answered;</li>
  * <li>{@link BlockingAcquisition}: waiting on the calling thread; {@link AsyncAcquisition}: the same
@@ -73,7 +74,7 @@ final class LockEngine implements LockRegistry, AutoCloseable {
 	 * names the hold it ends). It starts at a random number: a client restarted with the same client
 	 * id must not reuse the tickets of its previous run, whose release markers live on for 15 s.
 	 */
-	final AtomicLong tickets = new AtomicLong(ThreadLocalRandom.current().nextLong(1L << 40));
+	private final AtomicLong tickets = new AtomicLong(ThreadLocalRandom.current().nextLong(1L << 40));
 
 	final LockBackend backend;
 
@@ -82,7 +83,6 @@ final class LockEngine implements LockRegistry, AutoCloseable {
 	/** This client's holds, and those that ran out before their owner released them. */
 	final HoldTable holds;
 
-
 	final ReleaseWaits waits;
 
 	final LeaseRenewals renewals;
@@ -90,11 +90,11 @@ final class LockEngine implements LockRegistry, AutoCloseable {
 	/** The watchdog's threads when the application gave none: the engine's to stop. */
 	private final LockWatchdog ownWatchdog;
 
-	final DeadlineGuard deadlines;
+	private final DeadlineGuard deadlines;
 
 	private final ListenerNotifier listeners;
 
-	volatile boolean closed;
+	private final ClosedState closed;
 
 	/** When (epoch ms of the options' clock) the restart grace the backend last refused with ends; 0 if none. */
 	private volatile long restartGraceEndsMillis;
@@ -103,25 +103,28 @@ final class LockEngine implements LockRegistry, AutoCloseable {
 	private final AtomicBoolean closing = new AtomicBoolean();
 
 	/** Holds that belong to work rather than to a thread. */
-	private final WorkAcquisitions work = new WorkAcquisitions(this);
+	private final WorkAcquisitions work;
 
 	/** The holds' fencing tokens, issued on request. */
-	final FencingTokens tokens = new FencingTokens(this);
+	final FencingTokens tokens;
 
 	/** Releases, and leases kept after them. */
 	private final Unlocking unlocking;
 
+	/** What each acquisition attempt works with. */
+	private final Attempt.Parts attempts;
+
 	/** Acquisitions that wait on the calling thread. */
-	final BlockingAcquisition blocking;
+	private final BlockingAcquisition blocking;
 
 	/**
 	 * Where acquisitions that wait without a thread make their backend calls: a thread is taken for
 	 * the length of one call, never for a wait.
 	 */
-	final ExecutorService calls;
+	private final ExecutorService calls;
 
 	/** Where work holds are released asynchronously: apart from the calls, so that no release queues behind them. */
-	final ExecutorService releases;
+	private final ExecutorService releases;
 
 	/** Each thread's owner id, built once per thread rather than on every call. */
 	private final ThreadLocal<String> owners;
@@ -134,6 +137,7 @@ final class LockEngine implements LockRegistry, AutoCloseable {
 		this.backend = backend;
 		this.options = options;
 		this.waits = new ReleaseWaits(backend, options.clientId());
+		this.closed = new ClosedState(options.clientId());
 		this.listeners = new ListenerNotifier(options.clientId(), options.listeners());
 		this.holds = new HoldTable(options, this.listeners);
 		backend.onHoldsLost(this.holds::lostInBackend);
@@ -141,11 +145,20 @@ final class LockEngine implements LockRegistry, AutoCloseable {
 		this.renewals = new LeaseRenewals((options.watchdog() != null) ? options.watchdog() : this.ownWatchdog, backend,
 				options.watchdogTimeout(), this.holds::renewable, this.holds::markLost, this::renewalFailed);
 		this.deadlines = new DeadlineGuard(options.clientId());
-		this.blocking = new BlockingAcquisition(this);
-		this.unlocking = new Unlocking(this);
+		this.unlocking = new Unlocking(backend, this.holds, this.waits, this.renewals);
+		this.tokens = new FencingTokens(backend, this.holds);
+		this.attempts = new Attempt.Parts(backend, options, this.holds, this.renewals, this.unlocking, this.closed,
+				this.tickets, this::restartGraceSeen);
+		this.blocking = new BlockingAcquisition(backend, options, this.closed, this.waits, this.deadlines, this.attempts);
 		this.calls = pool("distlock-call-", options.clientId());
 		this.releases = pool("distlock-release-", options.clientId());
 		this.owners = ThreadLocal.withInitial(() -> options.clientId() + ":" + Thread.currentThread().getId());
+		EngineWorkHold.Parts workHolds = new EngineWorkHold.Parts(this.tokens, this.unlocking, this.releases, this.closed,
+				backend);
+		this.work = new WorkAcquisitions(this::requireName, options, this.closed, this.blocking, this.attempts,
+				new AsyncAcquisition.Parts(backend, this.closed, this.waits, this.holds, this.deadlines, this.calls,
+						workHolds),
+				workHolds);
 	}
 
 	@Override
@@ -227,11 +240,11 @@ final class LockEngine implements LockRegistry, AutoCloseable {
 		if (!this.closing.compareAndSet(false, true)) {
 			return;
 		}
-		this.closed = true;
+		this.closed.close();
 		// Only out of the queues, before the backend goes: a hold handed to a waiter meanwhile is that
 		// waiter's, and only the waiter may give it back (it may have taken it up already; releasing
 		// it from here let a second holder in).
-		this.waits.closeAll(waiter -> leaveQueue(waiter.name(), waiter.owner(), waiter.ticket(), false));
+		this.waits.closeAll(waiter -> leaveQueue(this.backend, waiter.name(), waiter.owner(), waiter.ticket(), false));
 		// Steps already asked for still run, find the registry closed and end their futures.
 		this.calls.shutdown();
 		this.releases.shutdown();
@@ -257,10 +270,10 @@ final class LockEngine implements LockRegistry, AutoCloseable {
 	 * Sends a waiting attempt out of the backend's queue. It never fails the caller and keeps its
 	 * interrupt status: a place left behind lapses within its place time by itself.
 	 */
-	void leaveQueue(String name, String owner, String ticket, boolean passOnHandOff) {
+	static void leaveQueue(LockBackend backend, String name, String owner, String ticket, boolean passOnHandOff) {
 		boolean interrupted = Thread.interrupted();
 		try {
-			this.backend.leaveQueue(name, owner, ticket, passOnHandOff);
+			backend.leaveQueue(name, owner, ticket, passOnHandOff);
 		}
 		catch (RuntimeException ex) {
 			// The place lapses by itself; a hold handed over meanwhile expires after its provisional lease.
@@ -271,11 +284,6 @@ final class LockEngine implements LockRegistry, AutoCloseable {
 				Thread.currentThread().interrupt();
 			}
 		}
-	}
-
-	IllegalStateException closedException(String name) {
-		return new IllegalStateException("Lock registry of client " + this.options.clientId()
-				+ " is closed; cannot acquire lock '" + name + "'");
 	}
 
 	void release(String name, String owner) {
@@ -316,17 +324,16 @@ final class LockEngine implements LockRegistry, AutoCloseable {
 	}
 
 	int holdCount(String name, String owner) {
-		Hold hold = this.holds.get(this.holds.key(name, owner));
-		return (hold != null) ? hold.count() : 0;
+		return this.holds.count(name, owner);
 	}
 
 	/**
 	 * @param doing what failed, as the start of the message after the lock's name, or empty
 	 * @return a backend call's failure as the caller sees it: naming the lock and the real cause
 	 */
-	LockBackendException backendFailure(String name, String doing, RuntimeException ex) {
-		return (ex instanceof LockBackendException backend) ? backend
-				: new LockBackendException(name, "Lock '" + name + "': " + doing + this.backend.explain(ex), ex);
+	static LockBackendException backendFailure(LockBackend backend, String name, String doing, RuntimeException ex) {
+		return (ex instanceof LockBackendException failure) ? failure
+				: new LockBackendException(name, "Lock '" + name + "': " + doing + backend.explain(ex), ex);
 	}
 
 	private void renewalFailed(List<Hold> holds, RuntimeException cause) {

@@ -112,7 +112,8 @@ public record LockEngineOptions(String clientId, Duration watchdogTimeout, List<
 		}
 
 		/**
-		 * @param clientId the client id; must not contain ':', whitespace or control characters
+		 * @param clientId this client's id in owner ids and diagnostics (random by default); no ':',
+		 * whitespace or control characters
 		 * @return this builder
 		 */
 		public Builder clientId(String clientId) {
@@ -121,7 +122,8 @@ public record LockEngineOptions(String clientId, Duration watchdogTimeout, List<
 		}
 
 		/**
-		 * @param watchdogTimeout the watchdog lease
+		 * @param watchdogTimeout the lease of locks taken without one, renewed every third of it
+		 * (default 30 s, {@link #DEFAULT_WATCHDOG_TIMEOUT})
 		 * @return this builder
 		 */
 		public Builder watchdogTimeout(Duration watchdogTimeout) {
@@ -130,7 +132,8 @@ public record LockEngineOptions(String clientId, Duration watchdogTimeout, List<
 		}
 
 		/**
-		 * @param listener a listener to add
+		 * @param listener told of lost holds and failed renewals; may be called more than once, each
+		 * listener added to the others
 		 * @return this builder
 		 */
 		public Builder listener(LockListener listener) {
@@ -139,7 +142,7 @@ public record LockEngineOptions(String clientId, Duration watchdogTimeout, List<
 		}
 
 		/**
-		 * @param clock the wall clock for event timestamps
+		 * @param clock the wall clock for event timestamps, such as those of lost-hold reports
 		 * @return this builder
 		 */
 		public Builder clock(Clock clock) {
@@ -169,7 +172,8 @@ public record LockEngineOptions(String clientId, Duration watchdogTimeout, List<
 
 		/**
 		 * @param watchdog the threads that renew leases, shared with other registries, which the
-		 * engine never stops; {@code null} (the default): threads of the engine's own
+		 * engine never stops (the application stops them after its registries); {@code null} (the
+		 * default): threads of the engine's own
 		 * @return this builder
 		 */
 		public Builder watchdog(LockWatchdog watchdog) {

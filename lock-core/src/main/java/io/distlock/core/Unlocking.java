@@ -21,10 +21,19 @@ final class Unlocking {
 
 	private static final Logger log = LoggerFactory.getLogger(Unlocking.class);
 
-	private final LockEngine engine;
+	private final LockBackend backend;
 
-	Unlocking(LockEngine engine) {
-		this.engine = engine;
+	private final HoldTable holds;
+
+	private final ReleaseWaits waits;
+
+	private final LeaseRenewals renewals;
+
+	Unlocking(LockBackend backend, HoldTable holds, ReleaseWaits waits, LeaseRenewals renewals) {
+		this.backend = backend;
+		this.holds = holds;
+		this.waits = waits;
+		this.renewals = renewals;
 	}
 
 	/**
@@ -48,18 +57,18 @@ final class Unlocking {
 	}
 
 	private void releaseUninterruptibly(String name, String owner, Duration keep) {
-		if (LockArguments.isPositive(keep) && !this.engine.backend.leasesExpire()) {
+		if (LockArguments.isPositive(keep) && !this.backend.leasesExpire()) {
 			// Checked before anything changes: the caller still holds the lock and can unlock it plainly.
 			throw new UnsupportedOperationException("Lock '" + name + "' cannot be kept for " + keep
-					+ " after its release: holds of " + this.engine.backend.description()
+					+ " after its release: holds of " + this.backend.description()
 					+ " do not expire on their own; unlock() it instead");
 		}
-		HoldKey key = this.engine.holds.key(name, owner);
-		Hold hold = this.engine.holds.get(key);
+		HoldKey key = this.holds.key(name, owner);
+		Hold hold = this.holds.get(key);
 		if (hold == null) {
-			Hold ranOut = this.engine.holds.takeExpiredLevel(key);
+			Hold ranOut = this.holds.takeExpiredLevel(key);
 			if (ranOut != null) {
-				if (this.engine.holds.expiredOf(key) != ranOut) {
+				if (this.holds.expiredOf(key) != ranOut) {
 					// Its last level: the owner knows now, and the backend may still have the hold.
 					cleanUpLostHold(ranOut);
 				}
@@ -71,19 +80,19 @@ final class Unlocking {
 		int held = hold.count();
 		LostHold lost = hold.lost();
 		if (lost != null) {
-			this.engine.holds.dropOneLevel(key, hold, held);
+			this.holds.dropOneLevel(key, hold, held);
 			if (held == 1) {
 				// Also set aside by the watchdog if its explicit lease ran out just now: nothing is left.
-				this.engine.holds.forgetExpired(key, hold);
+				this.holds.forgetExpired(key, hold);
 				cleanUpLostHold(hold);
 			}
 			throw new LockLostException(lost);
 		}
 		if (held == 1 && !hold.end(Hold.Ending.RELEASING)) {
 			// The watchdog found its explicit lease over a moment ago and reports it lost.
-			this.engine.holds.forgetExpired(key, hold);
+			this.holds.forgetExpired(key, hold);
 			cleanUpLostHold(hold);
-			throw new LockLostException(this.engine.holds.markLost(hold, "its explicit lease ran out before unlock"));
+			throw new LockLostException(this.holds.markLost(hold, "its explicit lease ran out before unlock"));
 		}
 		boolean keeping = held == 1 && LockArguments.isPositive(keep);
 		Release result;
@@ -91,31 +100,31 @@ final class Unlocking {
 			// Bounded by the lease: past it the hold is gone anyway, and the caller must not hang on a dead backend.
 			Duration within = hold.waitWithin(System.nanoTime(), LockEngine.RELEASE_MIN_WAIT.toNanos());
 			result = keeping ? keepFor(hold, keep, within)
-					: this.engine.backend.release(new ReleaseRequest(name, owner, held, hold.attemptId, hold.token, within));
+					: this.backend.release(new ReleaseRequest(name, owner, held, hold.attemptId, hold.token, within));
 		}
 		catch (RuntimeException ex) {
 			// Whether the release reached the backend is unknown. Renewing on would keep the lock
 			// forever if it did not, and block this thread's next acquisition: drop it here, and it
 			// expires within its lease.
-			this.engine.holds.dropOneLevel(key, hold, held);
+			this.holds.dropOneLevel(key, hold, held);
 			String what = (held == 1) ? "it is no longer renewed and expires within its lease" : "one hold level dropped";
-			log.warn("Could not release lock '{}' held by {}: {}; {}", name, owner, this.engine.backend.explain(ex), what);
+			log.warn("Could not release lock '{}' held by {}: {}; {}", name, owner, this.backend.explain(ex), what);
 			throw (ex instanceof LockBackendException) ? ex
 					: new LockBackendException(name, "Lock '" + name + "': the release failed ("
-							+ this.engine.backend.explain(ex) + "); " + what + ".", ex);
+							+ this.backend.explain(ex) + "); " + what + ".", ex);
 		}
 		if (result == Release.RELEASED && !keeping) {
-			this.engine.waits.releasedLocally(name);
+			this.waits.releasedLocally(name);
 		}
 		else if (result == Release.NOT_HELD) {
 			// Backends recognise a copy of a release they applied already (a re-send after a
 			// reconnect); this answer means the hold is really gone: expired, or the backend lost it.
-			lost = this.engine.holds.markLost(hold, hold.watchdog ? "the backend no longer had the hold at unlock"
+			lost = this.holds.markLost(hold, hold.watchdog ? "the backend no longer had the hold at unlock"
 					: "its explicit lease ran out before unlock");
-			this.engine.holds.dropOneLevel(key, hold, held);
+			this.holds.dropOneLevel(key, hold, held);
 			throw new LockLostException(lost);
 		}
-		this.engine.holds.dropOneLevel(key, hold, held);
+		this.holds.dropOneLevel(key, hold, held);
 	}
 
 	/**
@@ -128,7 +137,7 @@ final class Unlocking {
 		List<HoldRef> ref = List.of(new HoldRef(hold.name, hold.owner));
 		// Below a millisecond a lease of 0 would free the lock without waking anyone.
 		Duration lease = (keep.toMillis() < 1) ? Duration.ofMillis(1) : keep;
-		boolean kept = this.engine.renewals.serially(() -> this.engine.backend.renew(ref, lease, within).get(0),
+		boolean kept = this.renewals.serially(() -> this.backend.renew(ref, lease, within).get(0),
 				within.plus(LockEngine.RELEASE_MIN_WAIT));
 		return kept ? Release.RELEASED : Release.NOT_HELD;
 	}
@@ -136,7 +145,7 @@ final class Unlocking {
 	private void cleanUpLostHold(Hold hold) {
 		try {
 			// The hold may still exist if only the renewal failed (e.g. a network blip); free it for others.
-			this.engine.backend.release(
+			this.backend.release(
 					new ReleaseRequest(hold.name, hold.owner, 1, hold.attemptId, hold.token, LockEngine.RELEASE_MIN_WAIT));
 		}
 		catch (RuntimeException ex) {

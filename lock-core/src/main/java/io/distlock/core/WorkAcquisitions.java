@@ -5,6 +5,7 @@ import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.UnaryOperator;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -19,25 +20,46 @@ final class WorkAcquisitions {
 
 	private static final Logger log = LoggerFactory.getLogger(WorkAcquisitions.class);
 
-	private final LockEngine engine;
+	/** Checks a lock name as every entry to the registry does, and returns it. */
+	private final UnaryOperator<String> requireName;
+
+	private final LockEngineOptions options;
+
+	private final ClosedState closed;
+
+	private final BlockingAcquisition blocking;
+
+	private final Attempt.Parts attempts;
+
+	private final AsyncAcquisition.Parts waits;
+
+	private final EngineWorkHold.Parts workHolds;
 
 	/** Numbers the owners of holds that belong to work. */
 	private final AtomicLong owners = new AtomicLong();
 
-	WorkAcquisitions(LockEngine engine) {
-		this.engine = engine;
+	WorkAcquisitions(UnaryOperator<String> requireName, LockEngineOptions options, ClosedState closed,
+			BlockingAcquisition blocking, Attempt.Parts attempts, AsyncAcquisition.Parts waits,
+			EngineWorkHold.Parts workHolds) {
+		this.requireName = requireName;
+		this.options = options;
+		this.closed = closed;
+		this.blocking = blocking;
+		this.attempts = attempts;
+		this.waits = waits;
+		this.workHolds = workHolds;
 	}
 
 	/** {@link io.distlock.LockRegistry#tryLockForWork}: the wait is on the calling thread. */
 	Optional<WorkHold> tryLock(String name, Duration waitTime, Duration leaseTime) throws InterruptedException {
-		name = this.engine.requireName(name);
+		name = this.requireName.apply(name);
 		Duration lease = (leaseTime != null) ? LockArguments.requirePositiveLease(name, leaseTime) : null;
 		String owner = newOwner();
 		Duration wait = (waitTime != null && !waitTime.isNegative()) ? waitTime : Duration.ZERO;
-		if (!this.engine.blocking.acquire(name, owner, false, lease, wait, true)) {
+		if (!this.blocking.acquire(name, owner, false, lease, wait, true)) {
 			return Optional.empty();
 		}
-		return Optional.of(new EngineWorkHold(this.engine, name, owner));
+		return Optional.of(this.workHolds.hold(name, owner));
 	}
 
 	/**
@@ -77,14 +99,14 @@ final class WorkAcquisitions {
 	}
 
 	private CompletableFuture<Optional<WorkHold>> acquireForWork(String name, Duration wait, Duration leaseTime) {
-		name = this.engine.requireName(name);
+		name = this.requireName.apply(name);
 		Duration lease = (leaseTime != null) ? LockArguments.requirePositiveLease(name, leaseTime) : null;
-		if (this.engine.closed) {
-			return CompletableFuture.failedFuture(this.engine.closedException(name));
+		if (this.closed.isClosed()) {
+			return CompletableFuture.failedFuture(this.closed.exception(name));
 		}
-		Attempt attempt = new Attempt(this.engine, name, newOwner(), false,
-				(lease != null) ? lease : this.engine.options.defaultLease(), false);
-		return new AsyncAcquisition(this.engine, attempt, wait).start();
+		Attempt attempt = new Attempt(this.attempts, name, newOwner(), false,
+				(lease != null) ? lease : this.options.defaultLease(), false);
+		return new AsyncAcquisition(this.waits, attempt, wait).start();
 	}
 
 	/**
@@ -92,7 +114,7 @@ final class WorkAcquisitions {
 	 * the hold may take the lock again meanwhile (then it waits like any other owner).
 	 */
 	private String newOwner() {
-		return this.engine.options.clientId() + ":w" + Long.toString(this.owners.incrementAndGet(), 36);
+		return this.options.clientId() + ":w" + Long.toString(this.owners.incrementAndGet(), 36);
 	}
 
 }

@@ -33,8 +33,7 @@ class RegistryBuildersTest {
 		try (RedisTestClients clients = new RedisTestClients(redis.server());
 				RedisLockRegistry registry = RedisLockRegistry.builder(clients.connectionFactory())
 					.keyPrefix("orders")
-					.clientId("builder-test")
-					.watchdogTimeout(Duration.ofSeconds(3))
+					.options(options -> options.clientId("builder-test").watchdogTimeout(Duration.ofSeconds(3)))
 					.build()) {
 			DistLock lock = registry.getLock("42");
 			lock.lock();
@@ -56,7 +55,7 @@ class RegistryBuildersTest {
 		try (JdbcLockRegistry registry = JdbcLockRegistry.builder(dataSource)
 			.tableName("job_locks")
 			.createSchema()
-			.withoutWatchdog(Duration.ofMillis(300))
+			.options(options -> options.withoutWatchdog(Duration.ofMillis(300)))
 			.build();
 				JdbcLockRegistry other = JdbcLockRegistry.builder(dataSource).tableName("job_locks").build()) {
 			DistLock lock = registry.getLock("nightly");
@@ -83,6 +82,29 @@ class RegistryBuildersTest {
 			// Without the watchdog the lease is the builder's 300 ms, and it runs out unrenewed.
 			assertThat(taken.get(20, TimeUnit.SECONDS)).isTrue();
 			assertThatThrownBy(lock::unlock).isInstanceOf(LockLostException.class);
+		}
+	}
+
+	@Test
+	void optionsSetTwiceKeepBothAndTheDeprecatedSettersStillSetTheSame() {
+		JdbcDataSource dataSource = new JdbcDataSource();
+		dataSource.setURL("jdbc:h2:mem:builder-options;DB_CLOSE_DELAY=-1");
+		try (JdbcLockRegistry registry = JdbcLockRegistry.builder(dataSource)
+			.createSchema()
+			.options(options -> options.clientId("options-test"))
+			.options(options -> options.watchdogTimeout(Duration.ofSeconds(7)))
+			.build()) {
+			assertThat(registry.options().clientId()).isEqualTo("options-test");
+			assertThat(registry.options().watchdogTimeout()).isEqualTo(Duration.ofSeconds(7));
+		}
+		@SuppressWarnings("deprecation")
+		JdbcLockRegistry deprecated = JdbcLockRegistry.builder(dataSource)
+			.clientId("setters-test")
+			.watchdogTimeout(Duration.ofSeconds(7))
+			.build();
+		try (deprecated) {
+			assertThat(deprecated.options().clientId()).isEqualTo("setters-test");
+			assertThat(deprecated.options().watchdogTimeout()).isEqualTo(Duration.ofSeconds(7));
 		}
 	}
 
