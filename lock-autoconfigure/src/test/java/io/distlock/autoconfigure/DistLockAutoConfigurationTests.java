@@ -522,7 +522,7 @@ class DistLockAutoConfigurationTests {
 
 		@Bean
 		RedisLockRegistry ordersLocks(RedisConnectionFactory connectionFactory) {
-			return RedisLockRegistry.builder(connectionFactory).watchdogTimeout(Duration.ofMillis(5)).build();
+			return RedisLockRegistry.builder(connectionFactory).options(options -> options.watchdogTimeout(Duration.ofMillis(5))).build();
 		}
 
 	}
