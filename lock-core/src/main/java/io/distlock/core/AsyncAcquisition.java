@@ -86,7 +86,7 @@ final class AsyncAcquisition {
 
 	private long sleep = Long.MAX_VALUE;
 
-	private long poll = LockEngine.UNSUBSCRIBED_FIRST_SLEEP_NANOS;
+	private long poll = EngineTiming.UNSUBSCRIBED_FIRST_SLEEP_NANOS;
 
 	/** Whether the wait is sleeping until {@link #sleepUntil} or a wake-up. */
 	private boolean sleeping;
@@ -116,7 +116,7 @@ final class AsyncAcquisition {
 		long now = System.nanoTime();
 		long waitNanos = this.forever ? 0 : Math.max(0, LockArguments.saturatedNanos(wait));
 		this.deadline = now + waitNanos;
-		this.callDeadline = now + Math.max(waitNanos, LockEngine.MIN_ATTEMPT_NANOS) + LockEngine.DEADLINE_GRACE_NANOS;
+		this.callDeadline = now + Math.max(waitNanos, EngineTiming.MIN_ATTEMPT_NANOS) + EngineTiming.DEADLINE_GRACE_NANOS;
 		this.origin = LockOrigin.current();
 		this.logicalName = LockOrigin.currentLockName();
 	}
@@ -218,9 +218,9 @@ final class AsyncAcquisition {
 		// command timeout: a timed wait's by its wait, as the blocking wait's are (its first call gets
 		// at least as long as the blocking one would, however late the step runs); a wait without end
 		// by a second or its place time.
-		long bound = this.forever ? Math.max(this.attempt.placeNanos, LockEngine.MIN_ATTEMPT_NANOS)
-				: Math.max(this.callDeadline - now, (this.waiter == null) ? LockEngine.MIN_ATTEMPT_NANOS : 1);
-		bound += this.forever ? LockEngine.DEADLINE_GRACE_NANOS : 0;
+		long bound = this.forever ? Math.max(this.attempt.placeNanos, EngineTiming.MIN_ATTEMPT_NANOS)
+				: Math.max(this.callDeadline - now, (this.waiter == null) ? EngineTiming.MIN_ATTEMPT_NANOS : 1);
+		bound += this.forever ? EngineTiming.DEADLINE_GRACE_NANOS : 0;
 		DeadlineGuard.Armed guard;
 		try {
 			guard = this.deadlines.arm(bound);
@@ -337,11 +337,11 @@ final class AsyncAcquisition {
 			if (ttl == null) {
 				return Outcome.ACQUIRED;
 			}
-			long nextSleep = ttl.isNegative() || ttl.isZero() ? LockEngine.RETRY_NANOS : LockArguments.saturatedNanos(ttl);
+			long nextSleep = ttl.isNegative() || ttl.isZero() ? EngineTiming.RETRY_NANOS : LockArguments.saturatedNanos(ttl);
 			nextSleep = Math.min(nextSleep, this.attempt.placeNanos / 2);
 			if (!this.waiter.subscribed()) {
 				nextSleep = Math.min(nextSleep, this.poll);
-				this.poll = Math.min(this.poll * 2, LockEngine.UNSUBSCRIBED_MAX_SLEEP_NANOS);
+				this.poll = Math.min(this.poll * 2, EngineTiming.UNSUBSCRIBED_MAX_SLEEP_NANOS);
 			}
 			this.sleep = nextSleep;
 		}
@@ -418,13 +418,13 @@ final class AsyncAcquisition {
 	private void leaveQueue() {
 		DeadlineGuard.Armed guard = null;
 		try {
-			guard = this.deadlines.arm(LockEngine.RELEASE_MIN_WAIT.toNanos());
+			guard = this.deadlines.arm(EngineTiming.RELEASE_MIN_WAIT.toNanos());
 		}
 		catch (RejectedExecutionException closed) {
 			// Closing: the leave is still sent, unbounded as the close's own are.
 		}
 		try {
-			LockEngine.leaveQueue(this.backend, this.attempt.name, this.attempt.owner, this.attempt.ticket, true);
+			BackendCalls.leaveQueue(this.backend, this.attempt.name, this.attempt.owner, this.attempt.ticket, true);
 		}
 		finally {
 			if (guard != null) {

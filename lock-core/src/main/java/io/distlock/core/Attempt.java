@@ -259,7 +259,7 @@ final class Attempt {
 					this.deferredInterrupt = true;
 					continue;
 				}
-				throw LockEngine.backendFailure(this.backend, this.name, "", ex);
+				throw BackendCalls.backendFailure(this.backend, this.name, "", ex);
 			}
 		}
 	}

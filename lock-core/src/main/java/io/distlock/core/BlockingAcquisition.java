@@ -76,7 +76,7 @@ final class BlockingAcquisition {
 			boolean interruptible) throws InterruptedException {
 		long waitNanos = Math.max(0, LockArguments.saturatedNanos(wait));
 		DeadlineGuard.Armed deadline = this.deadlines
-			.arm(Math.max(waitNanos, LockEngine.MIN_ATTEMPT_NANOS) + LockEngine.DEADLINE_GRACE_NANOS);
+			.arm(Math.max(waitNanos, EngineTiming.MIN_ATTEMPT_NANOS) + EngineTiming.DEADLINE_GRACE_NANOS);
 		Throwable failure = null;
 		try {
 			return acquireWithin(name, owner, threadBound, lease, wait, interruptible);
@@ -134,7 +134,7 @@ final class BlockingAcquisition {
 		finally {
 			if (!acquired && attempt.mayHaveBackendState()) {
 				// Also passes on a hold handed to this attempt that it did not take up.
-				CleanUp.after(failure, () -> LockEngine.leaveQueue(this.backend, name, owner, attempt.ticket, true));
+				CleanUp.after(failure, () -> BackendCalls.leaveQueue(this.backend, name, owner, attempt.ticket, true));
 			}
 			if (attempt.deferredInterrupt) {
 				Thread.currentThread().interrupt();
@@ -151,7 +151,7 @@ final class BlockingAcquisition {
 			// Queued on the backend before joining the room: a hand-off announced meanwhile was missed, so look.
 			boolean look = attempt.queued;
 			long sleep = Long.MAX_VALUE;
-			long poll = LockEngine.UNSUBSCRIBED_FIRST_SLEEP_NANOS;
+			long poll = EngineTiming.UNSUBSCRIBED_FIRST_SLEEP_NANOS;
 			while (true) {
 				long left = forever ? Long.MAX_VALUE : deadline - System.nanoTime();
 				if (left <= 0) {
@@ -210,12 +210,12 @@ final class BlockingAcquisition {
 				}
 				// A release message or hand-off wakes us; the holder's TTL bounds the sleep in case it is
 				// lost, and a queued owner calls again before its place lapses.
-				sleep = ttl.isNegative() || ttl.isZero() ? LockEngine.RETRY_NANOS : LockArguments.saturatedNanos(ttl);
+				sleep = ttl.isNegative() || ttl.isZero() ? EngineTiming.RETRY_NANOS : LockArguments.saturatedNanos(ttl);
 				sleep = Math.min(sleep, attempt.placeNanos / 2);
 				if (!waiter.subscribed()) {
 					// No release messages (yet): poll, backing off from 5 ms to 100 ms.
 					sleep = Math.min(sleep, poll);
-					poll = Math.min(poll * 2, LockEngine.UNSUBSCRIBED_MAX_SLEEP_NANOS);
+					poll = Math.min(poll * 2, EngineTiming.UNSUBSCRIBED_MAX_SLEEP_NANOS);
 				}
 			}
 		}

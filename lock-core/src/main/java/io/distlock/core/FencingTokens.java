@@ -50,7 +50,7 @@ final class FencingTokens {
 			token = this.backend.issueToken(hold.name, hold.owner, hold.attemptId);
 		}
 		catch (RuntimeException ex) {
-			throw LockEngine.backendFailure(this.backend, hold.name, "no fencing token could be issued: ", ex);
+			throw BackendCalls.backendFailure(this.backend, hold.name, "no fencing token could be issued: ", ex);
 		}
 		if (token == Acquisition.NO_TOKEN) {
 			// The hold is gone: a token now might be above the next holder's, and must not be used.

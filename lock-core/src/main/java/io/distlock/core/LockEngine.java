@@ -14,9 +14,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import io.distlock.DistLock;
 import io.distlock.HoldInfo;
 import io.distlock.LockBackendException;
@@ -47,27 +44,8 @@ import io.distlock.WorkHold;
  */
 final class LockEngine implements LockRegistry, AutoCloseable {
 
-	private static final Logger log = LoggerFactory.getLogger(LockEngine.class);
-
 	/** The threads of each of the pools for non-blocking acquisitions' calls and asynchronous releases. */
 	static final int POOL_THREADS = 8;
-
-	/** How long a waiter sleeps when the holder's TTL is unknown or already over. */
-	static final long RETRY_NANOS = Duration.ofMillis(10).toNanos();
-
-	/** The least time a timed acquisition gets for its backend calls, even with a zero wait. */
-	static final long MIN_ATTEMPT_NANOS = Duration.ofSeconds(1).toNanos();
-
-	/** How far past its wait a timed acquisition may block on the backend before it is cut off. */
-	static final long DEADLINE_GRACE_NANOS = Duration.ofMillis(100).toNanos();
-
-	/** The first and the longest sleep between attempts while release notifications cannot be received. */
-	static final long UNSUBSCRIBED_FIRST_SLEEP_NANOS = Duration.ofMillis(5).toNanos();
-
-	static final long UNSUBSCRIBED_MAX_SLEEP_NANOS = Duration.ofMillis(100).toNanos();
-
-	/** How long unlock() waits for the backend beyond the hold's confirmed lease. */
-	static final Duration RELEASE_MIN_WAIT = Duration.ofSeconds(1);
 
 	/**
 	 * Numbers this client's attempts (with the owner id, a hand-off names exactly one, and a release
@@ -244,7 +222,7 @@ final class LockEngine implements LockRegistry, AutoCloseable {
 		// Only out of the queues, before the backend goes: a hold handed to a waiter meanwhile is that
 		// waiter's, and only the waiter may give it back (it may have taken it up already; releasing
 		// it from here let a second holder in).
-		this.waits.closeAll(waiter -> leaveQueue(this.backend, waiter.name(), waiter.owner(), waiter.ticket(), false));
+		this.waits.closeAll(waiter -> BackendCalls.leaveQueue(this.backend, waiter.name(), waiter.owner(), waiter.ticket(), false));
 		// Steps already asked for still run, find the registry closed and end their futures.
 		this.calls.shutdown();
 		this.releases.shutdown();
@@ -264,26 +242,6 @@ final class LockEngine implements LockRegistry, AutoCloseable {
 	 */
 	boolean acquire(String name, Duration lease, Duration wait, boolean interruptible) throws InterruptedException {
 		return this.blocking.acquire(name, currentOwner(), true, lease, wait, interruptible);
-	}
-
-	/**
-	 * Sends a waiting attempt out of the backend's queue. It never fails the caller and keeps its
-	 * interrupt status: a place left behind lapses within its place time by itself.
-	 */
-	static void leaveQueue(LockBackend backend, String name, String owner, String ticket, boolean passOnHandOff) {
-		boolean interrupted = Thread.interrupted();
-		try {
-			backend.leaveQueue(name, owner, ticket, passOnHandOff);
-		}
-		catch (RuntimeException ex) {
-			// The place lapses by itself; a hold handed over meanwhile expires after its provisional lease.
-			log.debug("Could not leave the queue of lock '{}' for {}", name, owner, ex);
-		}
-		finally {
-			if (interrupted) {
-				Thread.currentThread().interrupt();
-			}
-		}
 	}
 
 	void release(String name, String owner) {
@@ -325,15 +283,6 @@ final class LockEngine implements LockRegistry, AutoCloseable {
 
 	int holdCount(String name, String owner) {
 		return this.holds.count(name, owner);
-	}
-
-	/**
-	 * @param doing what failed, as the start of the message after the lock's name, or empty
-	 * @return a backend call's failure as the caller sees it: naming the lock and the real cause
-	 */
-	static LockBackendException backendFailure(LockBackend backend, String name, String doing, RuntimeException ex) {
-		return (ex instanceof LockBackendException failure) ? failure
-				: new LockBackendException(name, "Lock '" + name + "': " + doing + backend.explain(ex), ex);
 	}
 
 	private void renewalFailed(List<Hold> holds, RuntimeException cause) {

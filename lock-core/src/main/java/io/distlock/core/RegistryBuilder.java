@@ -2,6 +2,7 @@ package io.distlock.core;
 
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.function.Consumer;
 
 import io.distlock.LockListener;
@@ -38,7 +39,7 @@ public abstract class RegistryBuilder<B extends RegistryBuilder<B, R>, R> {
 	 * @return this builder
 	 */
 	public B options(Consumer<LockEngineOptions.Builder> settings) {
-		settings.accept(this.options);
+		Objects.requireNonNull(settings, "settings").accept(this.options);
 		return self();
 	}
 

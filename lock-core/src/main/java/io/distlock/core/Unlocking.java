@@ -98,7 +98,7 @@ final class Unlocking {
 		Release result;
 		try {
 			// Bounded by the lease: past it the hold is gone anyway, and the caller must not hang on a dead backend.
-			Duration within = hold.waitWithin(System.nanoTime(), LockEngine.RELEASE_MIN_WAIT.toNanos());
+			Duration within = hold.waitWithin(System.nanoTime(), EngineTiming.RELEASE_MIN_WAIT.toNanos());
 			result = keeping ? keepFor(hold, keep, within)
 					: this.backend.release(new ReleaseRequest(name, owner, held, hold.attemptId, hold.token, within));
 		}
@@ -138,7 +138,7 @@ final class Unlocking {
 		// Below a millisecond a lease of 0 would free the lock without waking anyone.
 		Duration lease = (keep.toMillis() < 1) ? Duration.ofMillis(1) : keep;
 		boolean kept = this.renewals.serially(() -> this.backend.renew(ref, lease, within).get(0),
-				within.plus(LockEngine.RELEASE_MIN_WAIT));
+				within.plus(EngineTiming.RELEASE_MIN_WAIT));
 		return kept ? Release.RELEASED : Release.NOT_HELD;
 	}
 
@@ -146,7 +146,7 @@ final class Unlocking {
 		try {
 			// The hold may still exist if only the renewal failed (e.g. a network blip); free it for others.
 			this.backend.release(
-					new ReleaseRequest(hold.name, hold.owner, 1, hold.attemptId, hold.token, LockEngine.RELEASE_MIN_WAIT));
+					new ReleaseRequest(hold.name, hold.owner, 1, hold.attemptId, hold.token, EngineTiming.RELEASE_MIN_WAIT));
 		}
 		catch (RuntimeException ex) {
 			log.debug("Could not clean up lost hold of lock '{}' by {}", hold.name, hold.owner, ex);

@@ -106,6 +106,23 @@ class RegistryBuildersTest {
 			assertThat(deprecated.options().clientId()).isEqualTo("setters-test");
 			assertThat(deprecated.options().watchdogTimeout()).isEqualTo(Duration.ofSeconds(7));
 		}
+		// Both styles set the same builder, in call order: the last one wins.
+		@SuppressWarnings("deprecation")
+		JdbcLockRegistry mixed = JdbcLockRegistry.builder(dataSource)
+			.clientId("setter-first")
+			.options(options -> options.clientId("options-last"))
+			.build();
+		try (mixed) {
+			assertThat(mixed.options().clientId()).isEqualTo("options-last");
+		}
+		@SuppressWarnings("deprecation")
+		JdbcLockRegistry reversed = JdbcLockRegistry.builder(dataSource)
+			.options(options -> options.clientId("options-first"))
+			.clientId("setter-last")
+			.build();
+		try (reversed) {
+			assertThat(reversed.options().clientId()).isEqualTo("setter-last");
+		}
 	}
 
 	@Test
