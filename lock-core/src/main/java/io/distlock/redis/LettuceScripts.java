@@ -10,6 +10,7 @@ import java.util.concurrent.TimeoutException;
 
 import io.lettuce.core.RedisCommandInterruptedException;
 import io.lettuce.core.RedisCommandTimeoutException;
+import io.lettuce.core.RedisFuture;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 
@@ -89,6 +90,11 @@ final class LettuceScripts {
 		return ready();
 	}
 
+	/** @return whether the factory shares one native connection to a single server, which calls may use */
+	boolean applicable() {
+		return this.applicable;
+	}
+
 	/** @return whether calls can go straight to the connection now */
 	boolean ready() {
 		return this.commands != null;
@@ -140,7 +146,8 @@ final class LettuceScripts {
 				if (!noScript(ex.getCause())) {
 					throw ex;
 				}
-				reply = connection.eval(script.getScriptAsString().getBytes(StandardCharsets.UTF_8), type, keys, args);
+				// Still waiting, on the caller's thread: nothing is sent once the caller gave up.
+				reply = evalAfterNoScript(connection, script, type, keys, args);
 				return await(reply, deadline, interruptible);
 			}
 		}
@@ -237,7 +244,7 @@ final class LettuceScripts {
 				result.complete(value);
 			}
 			else if (noScript(error)) {
-				connection.<T>eval(script.getScriptAsString().getBytes(StandardCharsets.UTF_8), type, keys, args)
+				LettuceScripts.<T>evalAfterNoScript(connection, script, type, keys, args)
 					.whenComplete((retried, retryError) -> {
 						if (retryError == null) {
 							result.complete(retried);
@@ -255,12 +262,65 @@ final class LettuceScripts {
 		return result;
 	}
 
+	/**
+	 * {@code WAIT}s on the shared connection, after a script sent on it: its answer counts the
+	 * replicas that have every write sent so far on this connection, that script's among them. Waits
+	 * for the answer whatever interrupts arrive (the flag is kept): the caller must learn whether its
+	 * hold is safe before it decides to keep it.
+	 * @param replicas how many replicas to wait for
+	 * @param timeout how long Redis waits for them
+	 * @return how many acknowledged
+	 * @throws RuntimeException Lettuce's, such as an error for a server that does not offer WAIT
+	 */
+	long waitForReplicas(int replicas, Duration timeout) {
+		RedisFuture<Long> reply = connection().waitForReplication(replicas, timeout.toMillis());
+		long deadline = System.nanoTime() + timeout.toNanos() + TimeUnit.MILLISECONDS.toNanos(this.commandTimeoutMillis);
+		try {
+			return await(reply, deadline, false);
+		}
+		catch (InterruptedException ex) {
+			throw new IllegalStateException(ex);
+		}
+		catch (TimeoutException ex) {
+			throw new RedisCommandTimeoutException("Redis did not answer WAIT within "
+					+ (timeout.toMillis() + this.commandTimeoutMillis) + " ms (" + this.description + ")");
+		}
+		catch (ExecutionException ex) {
+			Throwable cause = ex.getCause();
+			forgetClosedConnection(cause);
+			throw (cause instanceof RuntimeException runtime) ? runtime : new IllegalStateException(cause);
+		}
+	}
+
+	/**
+	 * {@link #waitForReplicas} without blocking the calling thread; needs {@link #prepare()}.
+	 * @return how many replicas acknowledged, when Redis answers
+	 */
+	CompletableFuture<Long> waitForReplicasAsync(int replicas, Duration timeout) {
+		RedisClusterAsyncCommands<byte[], byte[]> connection = this.commands;
+		if (connection == null) {
+			return CompletableFuture.failedFuture(new IllegalStateException("No shared connection to " + this.description));
+		}
+		return connection.waitForReplication(replicas, timeout.toMillis()).toCompletableFuture();
+	}
+
 	private RedisClusterAsyncCommands<byte[], byte[]> connection() {
 		RedisClusterAsyncCommands<byte[], byte[]> connection = this.commands;
 		if (connection == null) {
 			throw new IllegalStateException("No shared connection to " + this.description);
 		}
 		return connection;
+	}
+
+	/**
+	 * The one NOSCRIPT fallback of both paths: EVAL sends the script's text, which loads it again.
+	 * The blocking path sends it from the caller's thread while the caller still waits, never from a
+	 * callback: a blocking caller that gave up (timeout, interrupt) has the engine undo what its call
+	 * may have done, and an EVAL sent after that undo would take a hold nobody knows of.
+	 */
+	private static <T> RedisFuture<T> evalAfterNoScript(RedisClusterAsyncCommands<byte[], byte[]> connection,
+			RedisScript<?> script, ScriptOutputType type, byte[][] keys, byte[][] args) {
+		return connection.eval(script.getScriptAsString().getBytes(StandardCharsets.UTF_8), type, keys, args);
 	}
 
 	/** After SCRIPT FLUSH or a server restart: EVAL loads the script again. */
