@@ -37,10 +37,20 @@ class ServerWarningsLog implements ApplicationListener<ContextRefreshedEvent> {
 	public void onApplicationEvent(ContextRefreshedEvent event) {
 		if (this.asked.compareAndSet(false, true)) {
 			Map<String, LockRegistryStats> all = this.registries.all();
-			Thread check = new Thread(() -> all.forEach(ServerWarningsLog::ask), "distlock-server-check");
+			// Named after its context: a test, or an operator reading a thread dump, can tell whose it is.
+			Thread check = new Thread(() -> all.forEach(ServerWarningsLog::ask),
+					threadName(event.getApplicationContext().getId()));
 			check.setDaemon(true);
 			check.start();
 		}
+	}
+
+	/**
+	 * @param contextId the application context's id
+	 * @return the name of the thread that asks the servers of that context's registries
+	 */
+	static String threadName(String contextId) {
+		return "distlock-server-check (" + contextId + ")";
 	}
 
 	private static void ask(String registry, LockRegistryStats stats) {

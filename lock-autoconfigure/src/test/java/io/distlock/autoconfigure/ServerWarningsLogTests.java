@@ -52,7 +52,7 @@ class ServerWarningsLogTests {
 		try {
 			runner().run(context -> {
 				assertThat(context).hasNotFailed();
-				awaitTheCheck();
+				awaitTheCheck(context.getId());
 				assertThat(output).contains("WARN")
 					.contains("distlock registry 'default': Redis at " + server.host() + ":" + server.port()
 							+ " may evict lock keys when its memory is full (maxmemory-policy allkeys-lru")
@@ -68,7 +68,7 @@ class ServerWarningsLogTests {
 	void startingOnARedisThatEvictsNothingSaysNothing(CapturedOutput output) throws Exception {
 		runner().run(context -> {
 			assertThat(context).hasNotFailed();
-			awaitTheCheck();
+			awaitTheCheck(context.getId());
 			assertThat(output).doesNotContain("may evict lock keys");
 		});
 	}
@@ -78,10 +78,13 @@ class ServerWarningsLogTests {
 		assertThat(server.command("CONFIG", "SET", "maxmemory-policy", policy)).isEqualTo("+OK");
 	}
 
-	/** The check runs on a thread of its own, started when the context was refreshed: wait until it ends. */
-	private static void awaitTheCheck() throws InterruptedException {
+	/**
+	 * The check runs on a thread of its own, started when the context was refreshed: wait until this
+	 * context's ends (other tests' contexts may have left theirs waiting on servers long stopped).
+	 */
+	private static void awaitTheCheck(String contextId) throws InterruptedException {
 		for (Thread thread : Thread.getAllStackTraces().keySet()) {
-			if (thread.getName().equals("distlock-server-check")) {
+			if (thread.getName().equals(ServerWarningsLog.threadName(contextId))) {
 				thread.join();
 			}
 		}
