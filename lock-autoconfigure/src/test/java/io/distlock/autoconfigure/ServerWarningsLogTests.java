@@ -4,20 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.concurrent.TimeUnit;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
-import org.springframework.data.redis.connection.RedisConnectionFactory;
-import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
-import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
-import io.distlock.embedded.RedisServerProcess;
+import io.distlock.testing.RedisServerExtension;
 
 /**
  * A Redis whose eviction policy may evict lock keys starts fine and loses holds only when its
@@ -27,23 +22,11 @@ import io.distlock.embedded.RedisServerProcess;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class ServerWarningsLogTests {
 
-	private static RedisServerProcess server;
-
-	@BeforeAll
-	static void startServer() {
-		server = RedisServerProcess.start();
-	}
-
-	@AfterAll
-	static void stopServer() {
-		server.close();
-	}
+	@RegisterExtension
+	static final RedisServerExtension redis = new RedisServerExtension();
 
 	private ApplicationContextRunner runner() {
-		return new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(DistLockAutoConfiguration.class))
-			.withPropertyValues("distlock.restart-grace=0")
-			.withBean(RedisConnectionFactory.class,
-					() -> new LettuceConnectionFactory(new RedisStandaloneConfiguration(server.host(), server.port())));
+		return OwnRedis.runner(redis.server());
 	}
 
 	@Test
@@ -54,7 +37,7 @@ class ServerWarningsLogTests {
 				assertThat(context).hasNotFailed();
 				awaitTheCheck(context.getId());
 				assertThat(output).contains("WARN")
-					.contains("distlock registry 'default': Redis at " + server.host() + ":" + server.port()
+					.contains("distlock registry 'default': Redis at " + redis.server().host() + ":" + redis.server().port()
 							+ " may evict lock keys when its memory is full (maxmemory-policy allkeys-lru")
 					.contains("Set maxmemory-policy noeviction");
 			});
@@ -74,8 +57,8 @@ class ServerWarningsLogTests {
 	}
 
 	private static void setPolicy(String maxmemory, String policy) {
-		assertThat(server.command("CONFIG", "SET", "maxmemory", maxmemory)).isEqualTo("+OK");
-		assertThat(server.command("CONFIG", "SET", "maxmemory-policy", policy)).isEqualTo("+OK");
+		assertThat(redis.server().command("CONFIG", "SET", "maxmemory", maxmemory)).isEqualTo("+OK");
+		assertThat(redis.server().command("CONFIG", "SET", "maxmemory-policy", policy)).isEqualTo("+OK");
 	}
 
 	/**
