@@ -99,32 +99,6 @@ public final class LockSettings {
 	}
 
 	/**
-	 * @param replicas how many Redis replicas must acknowledge each acquisition
-	 * @return the count
-	 * @throws InvalidLockSettingException if it is negative
-	 */
-	public static int replicaAcks(int replicas) {
-		if (replicas < 0) {
-			throw new InvalidLockSettingException("replicaAcks", replicas, "must be zero or positive",
-					"to the number of replicas that must have each hold, such as 1, or to 0 for none");
-		}
-		return replicas;
-	}
-
-	/**
-	 * @param timeout how long an acquisition waits for its replicas' acknowledgement
-	 * @return the timeout
-	 * @throws InvalidLockSettingException if it is missing, zero, negative or over 100 years
-	 */
-	public static Duration replicaAckTimeout(Duration timeout) {
-		if (timeout == null || timeout.isNegative() || timeout.isZero()) {
-			throw new InvalidLockSettingException("replicaAckTimeout", timeout, "must be positive",
-					"to a duration such as 1s, well above the replicas' usual lag");
-		}
-		return countable("replicaAckTimeout", timeout);
-	}
-
-	/**
 	 * @param lease the lease of locks taken without one when the watchdog is off
 	 * @return the lease
 	 * @throws InvalidLockSettingException if it is zero or negative

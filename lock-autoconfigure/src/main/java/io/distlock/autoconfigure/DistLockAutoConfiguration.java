@@ -137,8 +137,7 @@ public class DistLockAutoConfiguration {
 		RedisLockRegistry redisLockRegistry(RedisConnectionFactory connectionFactory, DistLockSettings settings,
 				ObjectProvider<LockListener> listeners, LockWatchdog watchdog) {
 			DistLockSettings.RegistrySpec spec = settings.defaults();
-			return RedisRegistries.create(spec, connectionFactory, settings.engineOptions(spec, listeners, watchdog),
-					settings.replicaAcks());
+			return RedisRegistries.create(spec, connectionFactory, settings.engineOptions(spec, listeners, watchdog));
 		}
 
 	}

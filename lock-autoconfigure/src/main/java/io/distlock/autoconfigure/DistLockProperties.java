@@ -83,8 +83,6 @@ public class DistLockProperties implements InitializingBean {
 
 	private final Web web = new Web();
 
-	private final Redis redis = new Redis();
-
 	/**
 	 * Further registries by name, each chosen per method with @DistributedLock(registry = "<name>")
 	 * and never injected as the default LockRegistry: a table lock for the few methods that must
@@ -162,10 +160,6 @@ public class DistLockProperties implements InitializingBean {
 
 	public Health getHealth() {
 		return this.health;
-	}
-
-	public Redis getRedis() {
-		return this.redis;
 	}
 
 	public Web getWeb() {
@@ -336,43 +330,6 @@ public class DistLockProperties implements InitializingBean {
 
 		public void setCreateSchema(boolean createSchema) {
 			this.createSchema = createSchema;
-		}
-
-	}
-
-	/**
-	 * Redis registries on the application's own Redis (single server or Sentinel).
-	 */
-	public static class Redis {
-
-		/**
-		 * How many replicas must have each acquisition before it counts: every acquisition is then
-		 * followed by WAIT, so a failover to one of those replicas cannot lose the hold; one that too
-		 * few acknowledge in time is given back and fails. 0 (the default): asynchronous replication,
-		 * as Redis does by default. Needs Lettuce's shared connection (the default) and a single
-		 * server or a Sentinel master, not a Cluster.
-		 */
-		private int replicaAcks = 0;
-
-		/**
-		 * How long an acquisition waits for its replicas' acknowledgement.
-		 */
-		private Duration replicaAckTimeout = Duration.ofSeconds(1);
-
-		public int getReplicaAcks() {
-			return this.replicaAcks;
-		}
-
-		public void setReplicaAcks(int replicaAcks) {
-			this.replicaAcks = replicaAcks;
-		}
-
-		public Duration getReplicaAckTimeout() {
-			return this.replicaAckTimeout;
-		}
-
-		public void setReplicaAckTimeout(Duration replicaAckTimeout) {
-			this.replicaAckTimeout = replicaAckTimeout;
 		}
 
 	}

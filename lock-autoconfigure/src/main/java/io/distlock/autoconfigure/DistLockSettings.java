@@ -16,7 +16,6 @@ import io.distlock.autoconfigure.DistLockProperties.Backend;
 import io.distlock.autoconfigure.DistLockProperties.NamedRegistry;
 import io.distlock.core.LockEngineOptions;
 import io.distlock.redlock.RedlockSettings;
-import io.distlock.redis.ReplicaAcks;
 import io.distlock.redlock.RedlockUris;
 
 /**
@@ -48,9 +47,7 @@ final class DistLockSettings {
 			Map.entry("nodeTimeout", new Property("distlock.redlock.node-timeout", null)),
 			Map.entry("clockDriftFactor", new Property("distlock.redlock.clock-drift-factor", null)),
 			Map.entry("retryDelay", new Property("distlock.redlock.retry-delay", null)),
-			Map.entry("retryJitter", new Property("distlock.redlock.retry-jitter", null)),
-			Map.entry("replicaAcks", new Property("distlock.redis.replica-acks", null)),
-			Map.entry("replicaAckTimeout", new Property("distlock.redis.replica-ack-timeout", null)));
+			Map.entry("retryJitter", new Property("distlock.redlock.retry-jitter", null)));
 
 	private static final String REGISTRIES = "distlock.registries";
 
@@ -69,8 +66,6 @@ final class DistLockSettings {
 	private final Duration restartGrace;
 
 	private final RegistrySpec defaults;
-
-	private final ReplicaAcks replicaAcks;
 
 	private final Map<String, RegistrySpec> named = new LinkedHashMap<>();
 
@@ -124,10 +119,6 @@ final class DistLockSettings {
 							+ "locks with no expiry",
 					"Set distlock.lease-time (e.g. 30s) longer than your slowest locked method, or re-enable the watchdog.");
 		}
-		DistLockProperties.Redis redis = properties.getRedis();
-		check(null, () -> LockSettings.replicaAcks(redis.getReplicaAcks()));
-		check(null, () -> LockSettings.replicaAckTimeout(redis.getReplicaAckTimeout()));
-		this.replicaAcks = new ReplicaAcks(redis.getReplicaAcks(), redis.getReplicaAckTimeout());
 		this.restartGrace = effectiveRestartGrace(properties);
 		this.defaults = new RegistrySpec(null, backend, properties.getKeyPrefix(), properties.getJdbc().getTableName(),
 				properties.getJdbc().isCreateSchema(), zookeeper.getBasePath(), watchdogTimeout, nodes);
@@ -270,11 +261,6 @@ final class DistLockSettings {
 			throw new IllegalArgumentException("No registry '" + name + "' under " + REGISTRIES);
 		}
 		return spec;
-	}
-
-	/** @return how many replicas must have each acquisition of a registry on the application's Redis */
-	ReplicaAcks replicaAcks() {
-		return this.replicaAcks;
 	}
 
 	/** @return Redlock's tuning, checked; only where a registry uses Redlock */

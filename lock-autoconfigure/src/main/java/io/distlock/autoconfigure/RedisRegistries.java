@@ -9,7 +9,6 @@ import io.distlock.autoconfigure.DistLockProperties.Backend;
 import io.distlock.autoconfigure.DistLockSettings.RegistrySpec;
 import io.distlock.core.LockEngineOptions;
 import io.distlock.redis.RedisLockRegistry;
-import io.distlock.redis.ReplicaAcks;
 
 /**
  * Builds a registry on the application's own Redis, the default one and the named ones alike.
@@ -27,29 +26,15 @@ final class RedisRegistries {
 	 * @return the registry
 	 */
 	static RedisLockRegistry create(RegistrySpec spec, RedisConnectionFactory connectionFactory,
-			LockEngineOptions options, ReplicaAcks replicaAcks) {
-		try {
-			return new RedisLockRegistry(connectionFactory, spec.keyPrefix(), options, replicaAcks);
-		}
-		catch (IllegalArgumentException ex) {
-			if (!replicaAcks.required()) {
-				throw ex;
-			}
-			// WAIT cannot follow an acquisition on its connection here (a Cluster, a pooled factory).
-			throw new InvalidDistLockPropertyException("distlock.redis.replica-acks", replicaAcks.replicas(),
-					"cannot be kept on this connection factory: " + ex.getMessage(),
-					"Set distlock.redis.replica-acks=0, or use Lettuce's shared connection to a single server or a "
-							+ "Sentinel master.",
-					ex);
-		}
+			LockEngineOptions options) {
+		return new RedisLockRegistry(connectionFactory, spec.keyPrefix(), options);
 	}
 
 	/** A registry named in properties, on the application's single connection factory. */
-	static LockRegistry named(RegistrySpec spec, LockEngineOptions options, ReplicaAcks replicaAcks,
-			BackendRequirements requirements) {
+	static LockRegistry named(RegistrySpec spec, LockEngineOptions options, BackendRequirements requirements) {
 		RedisConnectionFactory connectionFactory = requirements.requireBean(spec.prefix() + ".backend", Backend.REDIS,
 				RedisConnectionFactory.class, REDIS_BEAN_ADVICE);
-		return create(spec, connectionFactory, options, replicaAcks);
+		return create(spec, connectionFactory, options);
 	}
 
 }

@@ -46,21 +46,7 @@ public final class RedisLockBackend implements LockBackend {
 	 * refuses new first acquisitions; zero: not at all (see {@code acquire.lua})
 	 */
 	public RedisLockBackend(RedisConnectionFactory connectionFactory, String keyPrefix, Duration restartGrace) {
-		this(connectionFactory, keyPrefix, restartGrace, ReplicaAcks.NONE);
-	}
-
-	/**
-	 * @param connectionFactory the application's Redis connection factory; not closed by this backend
-	 * @param keyPrefix the namespace of all keys and channels, e.g. {@code distlock}
-	 * @param restartGrace how long a server found to have lost its data refuses new first
-	 * acquisitions; zero: not at all (see {@code acquire.lua})
-	 * @param replicaAcks how many replicas must have each acquisition before it counts
-	 * @throws IllegalArgumentException if replicas are asked for on a Cluster, or without a shared
-	 * Lettuce connection
-	 */
-	public RedisLockBackend(RedisConnectionFactory connectionFactory, String keyPrefix, Duration restartGrace,
-			ReplicaAcks replicaAcks) {
-		this.calls = new RedisLockCalls(connectionFactory, keyPrefix, restartGrace, replicaAcks);
+		this.calls = new RedisLockCalls(connectionFactory, keyPrefix, restartGrace);
 		if (this.calls.keys().cluster() && !restartGrace.isZero()) {
 			// One fencing counter per slot: every slot's first lock would look like lost data.
 			log.info("distlock: no restart grace on Redis Cluster (a slot's first lock cannot be told from lost "

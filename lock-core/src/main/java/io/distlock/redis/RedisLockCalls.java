@@ -19,7 +19,6 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
 import org.springframework.data.redis.serializer.RedisSerializer;
 
-import io.distlock.LockBackendException;
 import io.distlock.core.LockBackend;
 import io.distlock.core.LockBackend.Acquisition;
 import io.distlock.core.LockBackend.HoldRef;
@@ -74,9 +73,6 @@ final class RedisLockCalls {
 	 */
 	private volatile boolean heldHere;
 
-	/** How many replicas must have each acquisition before it counts. */
-	private final ReplicaAcks replicaAcks;
-
 	/** The start of every client's hand-off channel (see {@code release.lua}). */
 	private final byte[] grantChannelPrefix;
 
@@ -102,20 +98,8 @@ final class RedisLockCalls {
 	 * none on a Cluster
 	 */
 	RedisLockCalls(RedisConnectionFactory connectionFactory, String keyPrefix, Duration restartGrace) {
-		this(connectionFactory, keyPrefix, restartGrace, ReplicaAcks.NONE);
-	}
-
-	/**
-	 * @param replicaAcks how many replicas must have each acquisition (see {@link ReplicaAcks})
-	 * @throws IllegalArgumentException if replicas are asked for where an acquisition and its
-	 * {@code WAIT} cannot share a connection (a Cluster, or a factory without a shared Lettuce
-	 * connection)
-	 */
-	RedisLockCalls(RedisConnectionFactory connectionFactory, String keyPrefix, Duration restartGrace,
-			ReplicaAcks replicaAcks) {
 		this.keys = new RedisKeys(keyPrefix,
 				connectionFactory instanceof LettuceConnectionFactory lettuce && lettuce.isClusterAware());
-		this.replicaAcks = replicaAcks;
 		this.encodedKeys = new EncodedKeys(this.keys);
 		this.grantChannelPrefix = ScriptArguments.text(this.keys.grantChannelPrefix());
 		this.restartGrace = ScriptArguments.number(this.keys.cluster() ? 0 : Math.max(0, restartGrace.toMillis()));
@@ -129,13 +113,6 @@ final class RedisLockCalls {
 		this.scripts.afterPropertiesSet();
 		this.description = RedisDiagnostics.describe(connectionFactory);
 		this.direct = new LettuceScripts(connectionFactory, !this.keys.cluster(), this.description);
-		if (replicaAcks.required() && !this.direct.applicable()) {
-			// WAIT counts the writes of its own connection: it must follow the script on the same one.
-			throw new IllegalArgumentException("Replica acknowledgement (" + replicaAcks.replicas() + " replicas) needs "
-					+ "a single Redis or a Sentinel master through Lettuce with a shared connection (Spring Boot's "
-					+ "default), so that WAIT follows each acquisition on its connection; " + this.description
-					+ " is " + (this.keys.cluster() ? "a Cluster" : "not") + ". Set distlock.redis.replica-acks=0.");
-		}
 	}
 
 	RedisKeys keys() {
@@ -206,49 +183,7 @@ final class RedisLockCalls {
 		List<?> reply = eval(LockScripts.ACQUIRE, ScriptOutputType.MULTI, this.encodedKeys.acquireKeys(name), null,
 				this.arguments.owner(owner), this.arguments.lease(lease), ScriptArguments.number(heldCount),
 				this.arguments.attempt(attempt), queueTime(queueFor.toMillis()), this.restartGrace, heldHere());
-		Acquisition acquisition = heardOf(RedisReplies.acquisition(reply, name, lease, attempt));
-		if (this.replicaAcks.required() && acquisition.status() == Acquisition.Status.ACQUIRED) {
-			long acknowledged;
-			try {
-				acknowledged = this.direct.waitForReplicas(this.replicaAcks.replicas(), this.replicaAcks.timeout());
-			}
-			catch (RuntimeException ex) {
-				throw notAcknowledged(name, owner, heldCount, acquisition, "the server refused WAIT (" + ex.getMessage()
-						+ "); a proxy or a managed service may not offer it", ex);
-			}
-			confirm(name, owner, heldCount, acquisition, acknowledged);
-		}
-		return acquisition;
-	}
-
-	/** Keeps an acquisition that enough replicas acknowledged; gives back one that too few did. */
-	private void confirm(String name, String owner, int heldCount, Acquisition acquisition, long acknowledged) {
-		if (acknowledged < this.replicaAcks.replicas()) {
-			throw notAcknowledged(name, owner, heldCount, acquisition, "only " + acknowledged + " of "
-					+ this.replicaAcks.replicas() + " replicas acknowledged it within " + this.replicaAcks.timeout().toMillis()
-					+ " ms", null);
-		}
-	}
-
-	/**
-	 * Gives back an acquisition that is not safe from a failover, so that nobody waits for a hold its
-	 * owner never learnt of, and says why.
-	 */
-	private LockBackendException notAcknowledged(String name, String owner, int heldCount, Acquisition acquisition,
-			String why, RuntimeException cause) {
-		try {
-			release(name, owner, heldCount + 1, acquisition.attemptId(), null);
-		}
-		catch (RuntimeException ex) {
-			// The hold expires after its lease; the caller still learns why it was not granted.
-			if (cause != null) {
-				cause.addSuppressed(ex);
-			}
-		}
-		return new LockBackendException(name, "Lock '" + name + "' was taken on " + this.description + " and given back: "
-				+ why + " (distlock.redis.replica-acks=" + this.replicaAcks.replicas() + "). Check the replicas' link "
-				+ "(INFO replication), or lower distlock.redis.replica-acks; see docs/redis.md#replica-acknowledgement",
-				cause);
+		return heardOf(RedisReplies.acquisition(reply, name, lease, attempt));
 	}
 
 	private byte[] heldHere() {
@@ -274,27 +209,7 @@ final class RedisLockCalls {
 				this.encodedKeys.acquireKeys(name), this.arguments.owner(owner), this.arguments.lease(lease),
 				ScriptArguments.number(heldCount), this.arguments.attempt(attempt), ScriptArguments.number(0), this.restartGrace,
 				heldHere())
-			.thenApply(reply -> heardOf(RedisReplies.acquisition(reply, name, lease, attempt)))
-			.thenCompose(acquisition -> acknowledgedAsync(name, owner, heldCount, acquisition));
-	}
-
-	/** {@link #confirm} for an acquisition that no thread waits for; giving back blocks a pool thread briefly. */
-	private CompletableFuture<Acquisition> acknowledgedAsync(String name, String owner, int heldCount,
-			Acquisition acquisition) {
-		if (!this.replicaAcks.required() || acquisition.status() != Acquisition.Status.ACQUIRED) {
-			return CompletableFuture.completedFuture(acquisition);
-		}
-		return this.direct.waitForReplicasAsync(this.replicaAcks.replicas(), this.replicaAcks.timeout())
-			.handleAsync((acknowledged, error) -> {
-				if (error != null) {
-					RuntimeException cause = (error instanceof RuntimeException runtime) ? runtime
-							: new IllegalStateException(error);
-					throw notAcknowledged(name, owner, heldCount, acquisition, "the server refused WAIT ("
-							+ error.getMessage() + "); a proxy or a managed service may not offer it", cause);
-				}
-				confirm(name, owner, heldCount, acquisition, acknowledged);
-				return acquisition;
-			}, this.leaves);
+			.thenApply(reply -> heardOf(RedisReplies.acquisition(reply, name, lease, attempt)));
 	}
 
 	/**

@@ -1,6 +1,5 @@
 package io.distlock.redis;
 
-import java.time.Duration;
 import java.util.Objects;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -38,20 +37,7 @@ public class RedisLockRegistry extends BackendLockRegistry {
 	 * @param options the engine's settings
 	 */
 	public RedisLockRegistry(RedisConnectionFactory connectionFactory, String keyPrefix, LockEngineOptions options) {
-		this(connectionFactory, keyPrefix, options, ReplicaAcks.NONE);
-	}
-
-	/**
-	 * @param connectionFactory the Redis connection factory; not closed by the registry
-	 * @param keyPrefix the namespace of all keys and channels
-	 * @param options the engine's settings
-	 * @param replicaAcks how many replicas must have each acquisition before it counts
-	 * @throws IllegalArgumentException if replicas are asked for on a Cluster, or without a shared
-	 * Lettuce connection
-	 */
-	public RedisLockRegistry(RedisConnectionFactory connectionFactory, String keyPrefix, LockEngineOptions options,
-			ReplicaAcks replicaAcks) {
-		super(new RedisLockBackend(connectionFactory, keyPrefix, options.restartGrace(), replicaAcks), options);
+		super(new RedisLockBackend(connectionFactory, keyPrefix, options.restartGrace()), options);
 	}
 
 	/**
@@ -71,8 +57,6 @@ public class RedisLockRegistry extends BackendLockRegistry {
 
 		private String keyPrefix = DEFAULT_KEY_PREFIX;
 
-		private ReplicaAcks replicaAcks = ReplicaAcks.NONE;
-
 		private Builder(RedisConnectionFactory connectionFactory) {
 			this.connectionFactory = connectionFactory;
 		}
@@ -86,20 +70,9 @@ public class RedisLockRegistry extends BackendLockRegistry {
 			return this;
 		}
 
-		/**
-		 * @param replicas how many replicas must have each acquisition before it counts (default 0:
-		 * none); see {@link ReplicaAcks}
-		 * @param timeout how long an acquisition waits for them
-		 * @return this builder
-		 */
-		public Builder replicaAcks(int replicas, Duration timeout) {
-			this.replicaAcks = new ReplicaAcks(replicas, timeout);
-			return this;
-		}
-
 		@Override
 		public RedisLockRegistry build() {
-			return new RedisLockRegistry(this.connectionFactory, this.keyPrefix, options(), this.replicaAcks);
+			return new RedisLockRegistry(this.connectionFactory, this.keyPrefix, options());
 		}
 
 	}
