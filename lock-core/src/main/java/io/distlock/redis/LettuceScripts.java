@@ -90,11 +90,6 @@ final class LettuceScripts {
 		return ready();
 	}
 
-	/** @return whether the factory shares one native connection to a single server, which calls may use */
-	boolean applicable() {
-		return this.applicable;
-	}
-
 	/** @return whether calls can go straight to the connection now */
 	boolean ready() {
 		return this.commands != null;
@@ -260,48 +255,6 @@ final class LettuceScripts {
 			}
 		});
 		return result;
-	}
-
-	/**
-	 * {@code WAIT}s on the shared connection, after a script sent on it: its answer counts the
-	 * replicas that have every write sent so far on this connection, that script's among them. Waits
-	 * for the answer whatever interrupts arrive (the flag is kept): the caller must learn whether its
-	 * hold is safe before it decides to keep it.
-	 * @param replicas how many replicas to wait for
-	 * @param timeout how long Redis waits for them
-	 * @return how many acknowledged
-	 * @throws RuntimeException Lettuce's, such as an error for a server that does not offer WAIT
-	 */
-	long waitForReplicas(int replicas, Duration timeout) {
-		RedisFuture<Long> reply = connection().waitForReplication(replicas, timeout.toMillis());
-		long deadline = System.nanoTime() + timeout.toNanos() + TimeUnit.MILLISECONDS.toNanos(this.commandTimeoutMillis);
-		try {
-			return await(reply, deadline, false);
-		}
-		catch (InterruptedException ex) {
-			throw new IllegalStateException(ex);
-		}
-		catch (TimeoutException ex) {
-			throw new RedisCommandTimeoutException("Redis did not answer WAIT within "
-					+ (timeout.toMillis() + this.commandTimeoutMillis) + " ms (" + this.description + ")");
-		}
-		catch (ExecutionException ex) {
-			Throwable cause = ex.getCause();
-			forgetClosedConnection(cause);
-			throw (cause instanceof RuntimeException runtime) ? runtime : new IllegalStateException(cause);
-		}
-	}
-
-	/**
-	 * {@link #waitForReplicas} without blocking the calling thread; needs {@link #prepare()}.
-	 * @return how many replicas acknowledged, when Redis answers
-	 */
-	CompletableFuture<Long> waitForReplicasAsync(int replicas, Duration timeout) {
-		RedisClusterAsyncCommands<byte[], byte[]> connection = this.commands;
-		if (connection == null) {
-			return CompletableFuture.failedFuture(new IllegalStateException("No shared connection to " + this.description));
-		}
-		return connection.waitForReplication(replicas, timeout.toMillis()).toCompletableFuture();
 	}
 
 	private RedisClusterAsyncCommands<byte[], byte[]> connection() {
