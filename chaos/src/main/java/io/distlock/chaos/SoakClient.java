@@ -137,7 +137,7 @@ public final class SoakClient {
 		for (String port : kindAndServers[1].split(",")) {
 			LettuceConnectionFactory factory = new LettuceConnectionFactory(
 					new RedisStandaloneConfiguration("127.0.0.1", Integer.parseInt(port)),
-					// Shorter than the watchdog timeout, as the README advises, so that a renewal
+					// Shorter than the watchdog timeout (docs/failure-semantics.md, timeouts), so that a renewal
 					// stuck on a dead server fails while the lease still runs.
 					LettuceClientConfiguration.builder().commandTimeout(CALL_TIMEOUT).build());
 			factory.afterPropertiesSet();
