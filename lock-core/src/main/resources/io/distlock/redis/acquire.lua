@@ -31,6 +31,12 @@ local owner = ARGV[1]
 local held = tonumber(ARGV[3])
 local queueFor = tonumber(ARGV[5])
 
+-- The server's uptime in whole seconds (INFO server), or nil for a user that may not run INFO.
+local function uptimeSeconds()
+  local info = redis.pcall('info', 'server')
+  return (type(info) == 'string') and tonumber(string.match(info, 'uptime_in_seconds:(%d+)')) or nil
+end
+
 -- The restart grace: a server that restarted (from a snapshot or an append-only file that missed the
 -- last holds, or empty) or lost its data lets no new holder in until ARGV[6] ms after its start, so
 -- that holders it forgot learn of their loss first (their renewals find nothing). While it lasts the
@@ -57,8 +63,7 @@ local function restartGraceUntil(last, nowSeconds, nowMs)
   if last and (type(saved) ~= 'number' or tonumber(redis.call('get', KEYS[5]) or '') == saved) then
     return nil
   end
-  local info = (type(saved) == 'number') and redis.pcall('info', 'server') or nil
-  local up = (type(info) == 'string') and tonumber(string.match(info, 'uptime_in_seconds:(%d+)')) or nil
+  local up = (type(saved) == 'number') and uptimeSeconds() or nil
   if type(saved) == 'number' and saved < nowSeconds then
     -- Also when the uptime cannot be read: the check is not repeated on every call then.
     redis.call('set', KEYS[5], saved)
@@ -103,8 +108,7 @@ local function promotedGraceUntil(nowMs)
   local info = redis.pcall('info', 'replication')
   local id = (type(info) == 'string') and string.match(info, 'master_replid:(%x+)') or ''
   if keptId and keptId ~= '' and id ~= '' and id ~= keptId then
-    local server = redis.pcall('info', 'server')
-    local up = (type(server) == 'string') and tonumber(string.match(server, 'uptime_in_seconds:(%d+)')) or nil
+    local up = uptimeSeconds()
     -- The uptime counts whole seconds: one more makes a start just before the check count as before it.
     if not up or (up + 1) * 1000 >= nowMs - checkedAt then
       graceUntil = math.max(graceUntil or 0, nowMs + tonumber(ARGV[6]))
