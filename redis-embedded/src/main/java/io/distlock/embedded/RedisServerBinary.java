@@ -61,7 +61,9 @@ public final class RedisServerBinary {
 	 * A choice that names nothing executable fails rather than quietly testing another server.
 	 */
 	private static Optional<Path> fromEnvironmentOverride() {
-		String override = System.getProperty(SERVER_PROPERTY, System.getenv("DISTLOCK_REDIS_SERVER"));
+		// A blank property (a build passing it on unset) leaves the choice to the environment.
+		String property = System.getProperty(SERVER_PROPERTY);
+		String override = (property != null && !property.isBlank()) ? property : System.getenv("DISTLOCK_REDIS_SERVER");
 		if (override == null || override.isBlank()) {
 			return Optional.empty();
 		}
