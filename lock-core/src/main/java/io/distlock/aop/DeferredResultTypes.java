@@ -12,22 +12,33 @@ import org.springframework.util.ClassUtils;
 
 /**
  * Recognises methods whose work completes after they return: those whose locks are held until that
- * work ends (a {@code CompletionStage}, a Reactor {@code Mono} or {@code Flux}), and those that cannot
- * be held so: a plain {@code Future}, reactive types other than Reactor's (RxJava,
- * Mutiny, Kotlin {@code Flow} and {@code Deferred}), Spring MVC's deferred results, and Kotlin
- * {@code suspend} functions. A lock released when such a method returns protects nothing, so the
- * interceptor must not pretend to lock them. Types are matched by name, so none of those libraries
- * is needed.
+ * work ends (a {@code CompletionStage}; with Reactor, a {@code Mono}, a {@code Flux} and every cold
+ * type Spring's {@link ReactiveAdapterRegistry} adapts, such as RxJava 3's, Mutiny's and Kotlin's
+ * {@code Flow}; with kotlinx-coroutines-reactor, Kotlin {@code suspend} functions), and those that
+ * cannot be held so: a plain {@code Future}, Kotlin's {@code Deferred} (its work started before
+ * anyone subscribes, and goes on when the subscriber cancels) and Spring MVC's deferred results. A
+ * lock released when such a method returns protects nothing, so the interceptor must not pretend to
+ * lock them. Types are matched by name, so none of those libraries is needed.
  */
 final class DeferredResultTypes {
 
 	/** Reactor's types, where Reactor is on the classpath: loaded by name, so that it need not be. */
 	private static final List<Class<?>> REACTOR = reactorTypes();
 
-	/** Stages, Monos and Fluxes are held until their work ends and never reach this list. */
-	private static final List<String> DEFERRED = List.of("java.util.concurrent.Future", "java.util.concurrent.Callable", "java.util.concurrent.Flow$Publisher",
-			"org.reactivestreams.Publisher", "kotlinx.coroutines.flow.Flow",
-			"org.springframework.web.context.request.async.DeferredResult",
+	/**
+	 * Spring's proxies hand a {@code suspend} function on as a Publisher only with this library; without
+	 * it the call cannot be held (nor made through a proxy at all).
+	 */
+	private static final boolean COROUTINES_REACTOR = ClassUtils.isPresent("kotlinx.coroutines.reactor.MonoKt",
+			DeferredResultTypes.class.getClassLoader());
+
+	/** Hot: its work runs whether or not anyone subscribes, so no lock taken on subscription covers it. */
+	private static final String KOTLIN_DEFERRED = "kotlinx.coroutines.Deferred";
+
+	/** Stages and the adaptable reactive types are held until their work ends and never reach this list. */
+	private static final List<String> DEFERRED = List.of("java.util.concurrent.Future", "java.util.concurrent.Callable",
+			"java.util.concurrent.Flow$Publisher", "org.reactivestreams.Publisher", "kotlinx.coroutines.flow.Flow",
+			KOTLIN_DEFERRED, "org.springframework.web.context.request.async.DeferredResult",
 			"org.springframework.web.context.request.async.WebAsyncTask");
 
 	private DeferredResultTypes() {
@@ -43,19 +54,34 @@ final class DeferredResultTypes {
 	}
 
 	/**
-	 * @param returnType a locked method's return type
+	 * @param method a locked method
 	 * @return whether its locks are held until its work ends rather than until it returns
 	 */
-	static boolean heldUntilWorkEnds(Class<?> returnType) {
+	static boolean heldUntilWorkEnds(Method method) {
+		Class<?> returnType = method.getReturnType();
 		if (CompletionStage.class.isAssignableFrom(returnType)) {
 			return true;
+		}
+		if (REACTOR.isEmpty()) {
+			return false;
+		}
+		if (KotlinDetector.isSuspendingFunction(method)) {
+			return COROUTINES_REACTOR;
 		}
 		for (Class<?> reactor : REACTOR) {
 			if (reactor.isAssignableFrom(returnType)) {
 				return true;
 			}
 		}
-		return false;
+		return returnType != Object.class && !isKotlinDeferred(returnType)
+				&& ReactiveAdapterRegistry.getSharedInstance().getAdapter(returnType) != null;
+	}
+
+	private static boolean isKotlinDeferred(Class<?> type) {
+		ClassLoader loader = (type.getClassLoader() != null) ? type.getClassLoader()
+				: DeferredResultTypes.class.getClassLoader();
+		return ClassUtils.isPresent(KOTLIN_DEFERRED, loader)
+				&& ClassUtils.resolveClassName(KOTLIN_DEFERRED, loader).isAssignableFrom(type);
 	}
 
 	/**
@@ -67,10 +93,12 @@ final class DeferredResultTypes {
 	 */
 	static String deferredWorkType(Method method, Class<?> targetClass) {
 		if (KotlinDetector.isSuspendingFunction(method)) {
-			return "Kotlin suspend function's result";
+			return heldUntilWorkEnds(method) ? null
+					: "Kotlin suspend function's result without kotlinx-coroutines-reactor on the classpath (add "
+							+ "org.jetbrains.kotlinx:kotlinx-coroutines-reactor, which Spring needs to call it through a proxy)";
 		}
 		Class<?> type = method.getReturnType();
-		if (type.isPrimitive() || type == Object.class || heldUntilWorkEnds(type)
+		if (type.isPrimitive() || type == Object.class || heldUntilWorkEnds(method)
 				|| isAsync(method, targetClass)) {
 			return null;
 		}

@@ -1,5 +1,6 @@
 package io.distlock.aop;
 
+import java.lang.reflect.Method;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
@@ -8,6 +9,10 @@ import org.aopalliance.intercept.MethodInvocation;
 import org.reactivestreams.Publisher;
 import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.aop.interceptor.ExposeInvocationInterceptor;
+import org.springframework.core.KotlinDetector;
+import org.springframework.core.MethodParameter;
+import org.springframework.core.ReactiveAdapter;
+import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.util.function.SingletonSupplier;
 
 import io.distlock.annotation.LockContext;
@@ -22,6 +27,12 @@ import reactor.core.scheduler.Schedulers;
  * waited for without any thread (the registry's non-blocking acquisition), and released on threads
  * of distlock's own, so no event-loop thread ever waits for a lock. Loaded only where Reactor is on
  * the classpath.
+ *
+ * <p>Other reactive types are locked the same way through Spring's {@link ReactiveAdapterRegistry}
+ * (RxJava 3, Mutiny, Kotlin {@code Flow}): the caller gets its declared type back, adapted from a
+ * locked Mono or Flux. Kotlin {@code suspend} functions need no adapter: Spring's proxy hands their
+ * call on as a Mono (a Flux for a {@code Flow} result) and turns what this returns back into the
+ * coroutine's result, so cancelling the coroutine cancels the hold's subscription.
  */
 final class ReactorLocking {
 
@@ -34,6 +45,8 @@ final class ReactorLocking {
 	private static final SingletonSupplier<Scheduler> RELEASES = SingletonSupplier
 		.of(() -> Schedulers.fromExecutorService(WorkHolds.RELEASES, "distlock-release"));
 
+	private static final String KOTLIN_FLOW = "kotlinx.coroutines.flow.Flow";
+
 	/** Marks a subscription cancelled before its locks were taken. */
 	private static final Object CANCELLED = new Object();
 
@@ -41,6 +54,28 @@ final class ReactorLocking {
 	}
 
 	static Object invoke(LockAspectSupport support, MethodInvocation invocation, LockedCall call) {
+		Method method = call.attribute().method();
+		if (KotlinDetector.isSuspendingFunction(method)) {
+			return locked(support, invocation, call, !returnsFlow(method));
+		}
+		Class<?> type = method.getReturnType();
+		if (Mono.class.isAssignableFrom(type) || Flux.class.isAssignableFrom(type)) {
+			return locked(support, invocation, call, Mono.class.isAssignableFrom(type));
+		}
+		ReactiveAdapter adapter = ReactiveAdapterRegistry.getSharedInstance().getAdapter(type);
+		if (adapter == null) {
+			throw new IllegalStateException("No reactive adapter for " + type.getName() + " of " + method);
+		}
+		return adapter.fromPublisher(locked(support, invocation, call, !adapter.isMultiValue()));
+	}
+
+	/** As Spring's proxies tell a {@code suspend} function whose result is a Flow. */
+	private static boolean returnsFlow(Method method) {
+		return KOTLIN_FLOW.equals(new MethodParameter(method, -1).getParameterType().getName());
+	}
+
+	private static Publisher<Object> locked(LockAspectSupport support, MethodInvocation invocation, LockedCall call,
+			boolean single) {
 		Mono<WorkHolds> acquire = Mono.defer(() -> acquireOnce(support, call));
 		Function<WorkHolds, Publisher<Object>> body = acquired -> {
 			if (acquired.failure() != null) {
@@ -52,7 +87,7 @@ final class ReactorLocking {
 		Function<WorkHolds, Publisher<Object>> release = acquired -> Mono
 			.<Object>fromRunnable(() -> acquired.release(support, call))
 			.subscribeOn(RELEASES.get());
-		if (Mono.class.isAssignableFrom(call.attribute().method().getReturnType())) {
+		if (single) {
 			return Mono.usingWhen(acquire, acquired -> Mono.from(body.apply(acquired)), release,
 					(acquired, error) -> release.apply(acquired), release);
 		}
@@ -87,7 +122,6 @@ final class ReactorLocking {
 		});
 	}
 
-	@SuppressWarnings("unchecked")
 	private static Publisher<Object> proceed(MethodInvocation invocation, LockedCall call,
 			WorkHolds acquired) {
 		// Each subscription runs the method anew, as a resubscribed Mono would.
@@ -97,8 +131,7 @@ final class ReactorLocking {
 		try {
 			// Later advice (AspectJ aspects, AopContext) looks the invocation up in a thread-local
 			// that this thread (a bounded-elastic one) does not have.
-			Object result = ExposeInvocationInterceptor.INSTANCE.invoke(fresh);
-			return (result != null) ? (Publisher<Object>) result : Mono.empty();
+			return asPublisher(ExposeInvocationInterceptor.INSTANCE.invoke(fresh));
 		}
 		catch (Throwable ex) {
 			return Mono.error(ex);
@@ -108,7 +141,6 @@ final class ReactorLocking {
 		}
 	}
 
-	@SuppressWarnings("unchecked")
 	private static Publisher<Object> failure(LockAspectSupport support, LockedCall call,
 			WorkHolds acquired) {
 		Object value;
@@ -119,10 +151,20 @@ final class ReactorLocking {
 			// THROW: an error signal, not a throw from the method.
 			return Mono.error(ex);
 		}
+		return asPublisher(value);
+	}
+
+	/** A method's result, or a fallback value, of whichever type: as a Publisher of its values. */
+	@SuppressWarnings("unchecked")
+	private static Publisher<Object> asPublisher(Object value) {
+		if (value == null) {
+			return Mono.empty();
+		}
 		if (value instanceof Publisher<?> publisher) {
 			return (Publisher<Object>) publisher;
 		}
-		return (value != null) ? Mono.just(value) : Mono.empty();
+		ReactiveAdapter adapter = ReactiveAdapterRegistry.getSharedInstance().getAdapter(value.getClass());
+		return (adapter != null) ? (Publisher<Object>) adapter.toPublisher(value) : Mono.just(value);
 	}
 
 }
