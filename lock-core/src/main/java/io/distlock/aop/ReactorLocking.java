@@ -1,9 +1,11 @@
 package io.distlock.aop;
 
 import java.lang.reflect.Method;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
+import java.util.function.LongSupplier;
 
 import org.aopalliance.intercept.MethodInvocation;
 import org.reactivestreams.Publisher;
@@ -54,15 +56,22 @@ final class ReactorLocking {
 	}
 
 	static Object invoke(LockAspectSupport support, MethodInvocation invocation, LockedCall call) {
-		Method method = call.attribute().method();
+		// What the proxy will make of the result: it decides by the method it was called through.
+		Method method = invocation.getMethod();
 		if (KotlinDetector.isSuspendingFunction(method)) {
 			return locked(support, invocation, call, !returnsFlow(method));
 		}
+		ReactiveAdapterRegistry adapters = ReactiveAdapterRegistry.getSharedInstance();
 		Class<?> type = method.getReturnType();
+		if (adapters.getAdapter(type) == null) {
+			// Declared as Object where it was called (a generic interface), as a reactive type where
+			// it was written.
+			type = call.attribute().method().getReturnType();
+		}
 		if (Mono.class.isAssignableFrom(type) || Flux.class.isAssignableFrom(type)) {
 			return locked(support, invocation, call, Mono.class.isAssignableFrom(type));
 		}
-		ReactiveAdapter adapter = ReactiveAdapterRegistry.getSharedInstance().getAdapter(type);
+		ReactiveAdapter adapter = adapters.getAdapter(type);
 		if (adapter == null) {
 			throw new IllegalStateException("No reactive adapter for " + type.getName() + " of " + method);
 		}
@@ -87,11 +96,15 @@ final class ReactorLocking {
 		Function<WorkHolds, Publisher<Object>> release = acquired -> Mono
 			.<Object>fromRunnable(() -> acquired.release(support, call))
 			.subscribeOn(RELEASES.get());
+		// A cancel returns before a coroutine's body has stopped: its holds wait for it.
+		Function<WorkHolds, Publisher<Object>> cancel = acquired -> Mono
+			.<Void>create(ended -> acquired.afterCancelledWork(ended::success))
+			.then(Mono.from(release.apply(acquired)));
 		if (single) {
 			return Mono.usingWhen(acquire, acquired -> Mono.from(body.apply(acquired)), release,
-					(acquired, error) -> release.apply(acquired), release);
+					(acquired, error) -> release.apply(acquired), cancel);
 		}
-		return Flux.usingWhen(acquire, body, release, (acquired, error) -> release.apply(acquired), release);
+		return Flux.usingWhen(acquire, body, release, (acquired, error) -> release.apply(acquired), cancel);
 	}
 
 	/**
@@ -127,7 +140,13 @@ final class ReactorLocking {
 		// Each subscription runs the method anew, as a resubscribed Mono would.
 		MethodInvocation fresh = (invocation instanceof ProxyMethodInvocation proxied) ? proxied.invocableClone()
 				: invocation;
-		LockContext.push(acquired.tokens(call.locks().offersFencingTokens()));
+		Map<String, LongSupplier> tokens = acquired.tokens(call.locks().offersFencingTokens());
+		if (KotlinDetector.isSuspendingFunction(invocation.getMethod()) && fresh instanceof ProxyMethodInvocation clone) {
+			Object[] arguments = clone.getArguments().clone();
+			acquired.ending().set(CoroutineBody.follow(arguments, tokens));
+			clone.setArguments(arguments);
+		}
+		LockContext.push(tokens);
 		try {
 			// Later advice (AspectJ aspects, AopContext) looks the invocation up in a thread-local
 			// that this thread (a bounded-elastic one) does not have.

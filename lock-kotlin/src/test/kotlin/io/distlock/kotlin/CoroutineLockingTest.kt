@@ -7,6 +7,7 @@ import io.distlock.embedded.RedisServerProcess
 import io.distlock.reactor.ReactiveLocks
 import kotlinx.coroutines.CompletableDeferred
 import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.NonCancellable
 import kotlinx.coroutines.async
 import kotlinx.coroutines.awaitAll
 import kotlinx.coroutines.cancelAndJoin
@@ -33,6 +34,10 @@ import reactor.core.publisher.Flux
 import reactor.core.publisher.Mono
 import java.time.Duration
 import java.util.concurrent.TimeUnit
+import java.util.concurrent.atomic.AtomicBoolean
+import java.util.concurrent.atomic.AtomicInteger
+import java.util.concurrent.atomic.AtomicLong
+import io.distlock.annotation.LockAcquisitionException
 import kotlin.time.Duration.Companion.seconds
 
 /**
@@ -118,6 +123,44 @@ class CoroutineLockingTest {
 	}
 
 	@Test
+	fun aCancelledSuspendFunctionKeepsItsLockUntilItHasStopped(): Unit = runBlocking {
+		val entered = CompletableDeferred<Unit>()
+		val stopped = AtomicBoolean()
+		val token = AtomicLong()
+		val job = launch(Dispatchers.Default) { first.stopSlowly(entered, stopped, token) }
+		withTimeout(30.seconds) { entered.await() }
+		assertThat(token.get()).`as`("LockContext's fencing token inside the suspend function").isPositive()
+		val other: DistLock = registry(1).getLock("slow-stop")
+		job.cancel()
+		await().pollInSameThread().atMost(Duration.ofSeconds(10)).until(other::tryLock)
+		assertThat(stopped.get()).`as`("the cancelled body had stopped before another instance got its lock").isTrue()
+		other.unlock()
+	}
+
+	@Test
+	fun aSuspendFunctionThatFindsItsLockBusyThrows(): Unit = runBlocking {
+		val other: DistLock = registry(1).getLock("busy")
+		assertThat(other.tryLock()).isTrue()
+		try {
+			assertThatThrownBy { runBlocking { first.busy() } }.isInstanceOf(LockAcquisitionException::class.java)
+				.hasMessageContaining("busy")
+		}
+		finally {
+			other.unlock()
+		}
+		assertThat(first.busy()).isEqualTo(1)
+	}
+
+	@Test
+	fun aSuspendFunctionReturningAFlowKeepsItsLockUntilTheFlowCompletes(): Unit = runBlocking {
+		val elements = withContext(Dispatchers.Default) {
+			(0 until 4).map { i -> async { (if (i % 2 == 0) first else second).streamLater().toList() } }.awaitAll()
+		}
+		assertThat(elements.flatten()).hasSize(12)
+		assertThat(Inside.of("stream").max.get()).`as`("flows emitting at once, across two instances").isEqualTo(1)
+	}
+
+	@Test
 	fun flowsKeepTheirLockUntilTheyComplete(): Unit = runBlocking {
 		val elements = withContext(Dispatchers.Default) {
 			(0 until 6).map { i -> async { (if (i % 2 == 0) first else second).stream().toList() } }.awaitAll()
@@ -154,16 +197,17 @@ class CoroutineLockingTest {
 	fun withLockRunsCoroutinesOneAtATimeAcrossInstances(): Unit = runBlocking {
 		val locks = listOf(ReactiveLocks.of(registry(0)), ReactiveLocks.of(registry(1)))
 		val inside = Inside.of("with-lock")
-		var counter = 0
+		// Read and written apart, on purpose: only the lock keeps the two from interleaving.
+		val counter = AtomicInteger()
 		val results = withContext(Dispatchers.Default) {
 			(0 until 200).map { i ->
 				async {
 					locks[i % 2].withLock("with-lock", 60.seconds) {
 						inside.enter()
 						try {
-							val seen = counter
+							val seen = counter.get()
 							delay(1)
-							counter = seen + 1
+							counter.set(seen + 1)
 							i
 						}
 						finally {
@@ -174,7 +218,7 @@ class CoroutineLockingTest {
 			}.awaitAll()
 		}
 		assertThat(results).hasSize(200)
-		assertThat(counter).isEqualTo(200)
+		assertThat(counter.get()).isEqualTo(200)
 		assertThat(inside.max.get()).isEqualTo(1)
 	}
 
@@ -193,6 +237,40 @@ class CoroutineLockingTest {
 		job.cancelAndJoin()
 		await().pollInSameThread().atMost(Duration.ofSeconds(10)).until(other::tryLock)
 		other.unlock()
+	}
+
+	@Test
+	fun withLockReleasesOnlyAfterItsCancelledBlockHasStopped(): Unit = runBlocking {
+		val entered = CompletableDeferred<Unit>()
+		val stopped = AtomicBoolean()
+		val job = launch(Dispatchers.Default) {
+			registry(0).withLock("with-lock-slow-stop", 10.seconds) {
+				entered.complete(Unit)
+				try {
+					kotlinx.coroutines.awaitCancellation()
+				}
+				finally {
+					withContext(NonCancellable) {
+						delay(300)
+						stopped.set(true)
+					}
+				}
+			}
+		}
+		withTimeout(30.seconds) { entered.await() }
+		val other: DistLock = registry(1).getLock("with-lock-slow-stop")
+		job.cancel()
+		await().pollInSameThread().atMost(Duration.ofSeconds(10)).until(other::tryLock)
+		assertThat(stopped.get()).`as`("the cancelled block had stopped before another instance got the lock").isTrue()
+		other.unlock()
+	}
+
+	@Test
+	fun aSuspendFunctionReturningRunningWorkIsRefusedAtStartUp() {
+		assertThatThrownBy { start(LockedWorkApplication::class.java, SuspendedFutureWork::class.java) }
+			.rootCause()
+			.hasMessageContaining("SuspendedFutureWork.started")
+			.hasMessageContaining("CompletableFuture from a suspend function")
 	}
 
 	@Test

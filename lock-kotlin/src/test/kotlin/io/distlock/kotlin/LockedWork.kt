@@ -6,6 +6,11 @@ import io.reactivex.rxjava3.core.Single
 import io.smallrye.mutiny.Uni
 import kotlinx.coroutines.CompletableDeferred
 import kotlinx.coroutines.Deferred
+import kotlinx.coroutines.NonCancellable
+import kotlinx.coroutines.withContext
+import io.distlock.annotation.LockContext
+import java.util.concurrent.atomic.AtomicBoolean
+import java.util.concurrent.atomic.AtomicLong
 import kotlinx.coroutines.awaitCancellation
 import kotlinx.coroutines.delay
 import kotlinx.coroutines.flow.Flow
@@ -81,6 +86,31 @@ class LockedWork {
 		awaitCancellation()
 	}
 
+	/** Cancelled, it takes a while to stop: its lock must be held until it has. */
+	@DistributedLock(key = ["'slow-stop'"], waitTime = "30s")
+	suspend fun stopSlowly(entered: CompletableDeferred<Unit>, stopped: AtomicBoolean, token: AtomicLong) {
+		token.set(LockContext.fencingToken())
+		entered.complete(Unit)
+		try {
+			awaitCancellation()
+		}
+		finally {
+			withContext(NonCancellable) {
+				delay(300)
+				stopped.set(true)
+			}
+		}
+	}
+
+	@DistributedLock(key = ["'busy'"], waitTime = "100ms")
+	suspend fun busy(): Int = 1
+
+	@DistributedLock(key = ["'suspend-flow'"], waitTime = "60s")
+	suspend fun streamLater(): Flow<Int> {
+		delay(1)
+		return stream()
+	}
+
 	@DistributedLock(key = ["'stream'"], waitTime = "60s")
 	fun stream(): Flow<Int> = flow {
 		val inside = Inside.of("stream")
@@ -107,7 +137,8 @@ class LockedWork {
 	fun flowable(): Flowable<Long> = Flowable.defer {
 		val inside = Inside.of("flowable")
 		inside.enter()
-		Flowable.intervalRange(0, 3, 0, 2, TimeUnit.MILLISECONDS).doFinally { inside.leave() }
+		// Before the last signal, not after it (doFinally), which is when the lock is released.
+		Flowable.intervalRange(0, 3, 0, 2, TimeUnit.MILLISECONDS).doOnTerminate { inside.leave() }.doOnCancel { inside.leave() }
 	}
 
 	@DistributedLock(key = ["'uni'"], waitTime = "60s")
@@ -121,6 +152,13 @@ class LockedWork {
 		@Volatile
 		var counter = 0
 	}
+}
+
+/** A suspend function that hands back work still running: its lock would end before the work. */
+@Service
+class SuspendedFutureWork {
+	@DistributedLock(key = ["'suspended-future'"])
+	suspend fun started(): java.util.concurrent.CompletableFuture<Int> = java.util.concurrent.CompletableFuture.completedFuture(1)
 }
 
 /** A Deferred's work starts before anyone could subscribe, so no lock taken on subscription covers it. */
