@@ -310,7 +310,7 @@ class DistributedLockMisuseTests {
 			assertThat(cause.getMessage()).contains("FutureReturning.ship()")
 				.contains("returns a Future")
 				.contains("runs after the method has returned")
-				.contains("CompletableFuture/CompletionStage or a Reactor Mono/Flux");
+				.contains("CompletableFuture/CompletionStage, a Reactor Mono/Flux");
 		});
 	}
 

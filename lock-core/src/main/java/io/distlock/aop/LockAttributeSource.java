@@ -86,7 +86,8 @@ public final class LockAttributeSource {
 		if (deferred != null) {
 			throw new InvalidLockAnnotationException("@DistributedLock on " + description + ": the method returns a "
 					+ deferred + ", whose work runs after the method has returned, and so after its locks would be "
-					+ "released. Return a CompletableFuture/CompletionStage or a Reactor Mono/Flux (their locks are held "
+					+ "released. Return a CompletableFuture/CompletionStage, a Reactor Mono/Flux or a cold type Spring's "
+					+ "ReactiveAdapterRegistry adapts, such as RxJava 3's, Mutiny's or a Kotlin Flow (their locks are held "
 					+ "until the work ends), lock inside the work itself (DistLock), or return the result synchronously",
 					null);
 		}
@@ -122,7 +123,7 @@ public final class LockAttributeSource {
 		}
 		return new LockAttribute(method, description, annotation.name(), List.copyOf(keys), List.of(annotation.key()),
 				duration(description, "waitTime", annotation.waitTime(), true), leaseTime, annotation.onFailure(),
-				fallback, annotation.failureHandler(), DeferredResultTypes.heldUntilWorkEnds(method.getReturnType()), holdAtLeast,
+				fallback, annotation.failureHandler(), DeferredResultTypes.heldUntilWorkEnds(method), holdAtLeast,
 				registry);
 	}
 

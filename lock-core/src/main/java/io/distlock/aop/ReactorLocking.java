@@ -1,13 +1,20 @@
 package io.distlock.aop;
 
+import java.lang.reflect.Method;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
+import java.util.function.LongSupplier;
 
 import org.aopalliance.intercept.MethodInvocation;
 import org.reactivestreams.Publisher;
 import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.aop.interceptor.ExposeInvocationInterceptor;
+import org.springframework.core.KotlinDetector;
+import org.springframework.core.MethodParameter;
+import org.springframework.core.ReactiveAdapter;
+import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.util.function.SingletonSupplier;
 
 import io.distlock.annotation.LockContext;
@@ -22,6 +29,12 @@ import reactor.core.scheduler.Schedulers;
  * waited for without any thread (the registry's non-blocking acquisition), and released on threads
  * of distlock's own, so no event-loop thread ever waits for a lock. Loaded only where Reactor is on
  * the classpath.
+ *
+ * <p>Other reactive types are locked the same way through Spring's {@link ReactiveAdapterRegistry}
+ * (RxJava 3, Mutiny, Kotlin {@code Flow}): the caller gets its declared type back, adapted from a
+ * locked Mono or Flux. Kotlin {@code suspend} functions need no adapter: Spring's proxy hands their
+ * call on as a Mono (a Flux for a {@code Flow} result) and turns what this returns back into the
+ * coroutine's result, so cancelling the coroutine cancels the hold's subscription.
  */
 final class ReactorLocking {
 
@@ -34,6 +47,8 @@ final class ReactorLocking {
 	private static final SingletonSupplier<Scheduler> RELEASES = SingletonSupplier
 		.of(() -> Schedulers.fromExecutorService(WorkHolds.RELEASES, "distlock-release"));
 
+	private static final String KOTLIN_FLOW = "kotlinx.coroutines.flow.Flow";
+
 	/** Marks a subscription cancelled before its locks were taken. */
 	private static final Object CANCELLED = new Object();
 
@@ -41,6 +56,35 @@ final class ReactorLocking {
 	}
 
 	static Object invoke(LockAspectSupport support, MethodInvocation invocation, LockedCall call) {
+		// What the proxy will make of the result: it decides by the method it was called through.
+		Method method = invocation.getMethod();
+		if (KotlinDetector.isSuspendingFunction(method)) {
+			return locked(support, invocation, call, !returnsFlow(method));
+		}
+		ReactiveAdapterRegistry adapters = ReactiveAdapterRegistry.getSharedInstance();
+		Class<?> type = method.getReturnType();
+		if (adapters.getAdapter(type) == null) {
+			// Declared as Object where it was called (a generic interface), as a reactive type where
+			// it was written.
+			type = call.attribute().method().getReturnType();
+		}
+		if (Mono.class.isAssignableFrom(type) || Flux.class.isAssignableFrom(type)) {
+			return locked(support, invocation, call, Mono.class.isAssignableFrom(type));
+		}
+		ReactiveAdapter adapter = adapters.getAdapter(type);
+		if (adapter == null) {
+			throw new IllegalStateException("No reactive adapter for " + type.getName() + " of " + method);
+		}
+		return adapter.fromPublisher(locked(support, invocation, call, !adapter.isMultiValue()));
+	}
+
+	/** As Spring's proxies tell a {@code suspend} function whose result is a Flow. */
+	private static boolean returnsFlow(Method method) {
+		return KOTLIN_FLOW.equals(new MethodParameter(method, -1).getParameterType().getName());
+	}
+
+	private static Publisher<Object> locked(LockAspectSupport support, MethodInvocation invocation, LockedCall call,
+			boolean single) {
 		Mono<WorkHolds> acquire = Mono.defer(() -> acquireOnce(support, call));
 		Function<WorkHolds, Publisher<Object>> body = acquired -> {
 			if (acquired.failure() != null) {
@@ -52,11 +96,15 @@ final class ReactorLocking {
 		Function<WorkHolds, Publisher<Object>> release = acquired -> Mono
 			.<Object>fromRunnable(() -> acquired.release(support, call))
 			.subscribeOn(RELEASES.get());
-		if (Mono.class.isAssignableFrom(call.attribute().method().getReturnType())) {
+		// A cancel returns before a coroutine's body has stopped: its holds wait for it.
+		Function<WorkHolds, Publisher<Object>> cancel = acquired -> Mono
+			.<Void>create(ended -> acquired.afterCancelledWork(ended::success))
+			.then(Mono.from(release.apply(acquired)));
+		if (single) {
 			return Mono.usingWhen(acquire, acquired -> Mono.from(body.apply(acquired)), release,
-					(acquired, error) -> release.apply(acquired), release);
+					(acquired, error) -> release.apply(acquired), cancel);
 		}
-		return Flux.usingWhen(acquire, body, release, (acquired, error) -> release.apply(acquired), release);
+		return Flux.usingWhen(acquire, body, release, (acquired, error) -> release.apply(acquired), cancel);
 	}
 
 	/**
@@ -87,18 +135,22 @@ final class ReactorLocking {
 		});
 	}
 
-	@SuppressWarnings("unchecked")
 	private static Publisher<Object> proceed(MethodInvocation invocation, LockedCall call,
 			WorkHolds acquired) {
 		// Each subscription runs the method anew, as a resubscribed Mono would.
 		MethodInvocation fresh = (invocation instanceof ProxyMethodInvocation proxied) ? proxied.invocableClone()
 				: invocation;
-		LockContext.push(acquired.tokens(call.locks().offersFencingTokens()));
+		Map<String, LongSupplier> tokens = acquired.tokens(call.locks().offersFencingTokens());
+		if (KotlinDetector.isSuspendingFunction(invocation.getMethod()) && fresh instanceof ProxyMethodInvocation clone) {
+			Object[] arguments = clone.getArguments().clone();
+			acquired.ending().set(CoroutineBody.follow(arguments, tokens));
+			clone.setArguments(arguments);
+		}
+		LockContext.push(tokens);
 		try {
 			// Later advice (AspectJ aspects, AopContext) looks the invocation up in a thread-local
 			// that this thread (a bounded-elastic one) does not have.
-			Object result = ExposeInvocationInterceptor.INSTANCE.invoke(fresh);
-			return (result != null) ? (Publisher<Object>) result : Mono.empty();
+			return asPublisher(ExposeInvocationInterceptor.INSTANCE.invoke(fresh));
 		}
 		catch (Throwable ex) {
 			return Mono.error(ex);
@@ -108,7 +160,6 @@ final class ReactorLocking {
 		}
 	}
 
-	@SuppressWarnings("unchecked")
 	private static Publisher<Object> failure(LockAspectSupport support, LockedCall call,
 			WorkHolds acquired) {
 		Object value;
@@ -119,10 +170,20 @@ final class ReactorLocking {
 			// THROW: an error signal, not a throw from the method.
 			return Mono.error(ex);
 		}
+		return asPublisher(value);
+	}
+
+	/** A method's result, or a fallback value, of whichever type: as a Publisher of its values. */
+	@SuppressWarnings("unchecked")
+	private static Publisher<Object> asPublisher(Object value) {
+		if (value == null) {
+			return Mono.empty();
+		}
 		if (value instanceof Publisher<?> publisher) {
 			return (Publisher<Object>) publisher;
 		}
-		return (value != null) ? Mono.just(value) : Mono.empty();
+		ReactiveAdapter adapter = ReactiveAdapterRegistry.getSharedInstance().getAdapter(value.getClass());
+		return (adapter != null) ? (Publisher<Object>) adapter.toPublisher(value) : Mono.just(value);
 	}
 
 }

@@ -7,6 +7,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
 
 import io.distlock.WorkHold;
@@ -20,9 +21,10 @@ import io.distlock.annotation.LockFailure;
  * @param acquiredAt when the last was taken ({@link System#nanoTime()}), for {@code holdAtLeast}
  * @param released whether they were released
  * @param phase taken, in use by the work, or given back
+ * @param ending what must end before holds whose work was cancelled are released, if anything
  */
 record WorkHolds(List<WorkHold> holds, LockFailure failure, long acquiredAt, AtomicBoolean released,
-		AtomicInteger phase) {
+		AtomicInteger phase, AtomicReference<Ending> ending) {
 
 	/** Numbers the release threads. */
 	private static final AtomicInteger RELEASE_THREADS = new AtomicInteger();
@@ -45,7 +47,22 @@ record WorkHolds(List<WorkHold> holds, LockFailure failure, long acquiredAt, Ato
 	private static final int GIVEN_BACK = 2;
 
 	WorkHolds(List<WorkHold> holds, LockFailure failure, long acquiredAt) {
-		this(holds, failure, acquiredAt, new AtomicBoolean(), new AtomicInteger(TAKEN));
+		this(holds, failure, acquiredAt, new AtomicBoolean(), new AtomicInteger(TAKEN), new AtomicReference<>());
+	}
+
+	/**
+	 * Runs {@code then} once the work's cancelled body has really stopped: at once, unless the work
+	 * said what to wait for ({@link #ending}).
+	 * @param then what to run
+	 */
+	void afterCancelledWork(Runnable then) {
+		Ending body = this.ending.get();
+		if (body == null) {
+			then.run();
+		}
+		else {
+			body.whenEnded(then);
+		}
 	}
 
 	/** @return the holds of a call whose work may run */
@@ -94,6 +111,14 @@ record WorkHolds(List<WorkHold> holds, LockFailure failure, long acquiredAt, Ato
 				support.observeRelease(call.attribute(), this.acquiredAt);
 			}
 		}
+	}
+
+	/** Work that goes on for a while after it was cancelled: a suspend function's coroutine. */
+	interface Ending {
+
+		/** @param then run once the work has ended, or at once if it has */
+		void whenEnded(Runnable then);
+
 	}
 
 	/** Gives back holds taken for work that will not run, at once (no {@code holdAtLeast}). */

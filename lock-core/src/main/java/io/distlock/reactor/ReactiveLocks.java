@@ -56,6 +56,11 @@ public final class ReactiveLocks {
 		return new ReactiveLocks(Objects.requireNonNull(registry, "registry must not be null"));
 	}
 
+	/** @return the registry whose locks this takes */
+	public LockRegistry lockRegistry() {
+		return this.registry;
+	}
+
 	/**
 	 * Runs {@code work} under the lock: takes it on subscription, subscribes to {@code work}, and
 	 * releases it when the work completes, fails or is cancelled.
