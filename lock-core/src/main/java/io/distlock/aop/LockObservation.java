@@ -2,6 +2,9 @@ package io.distlock.aop;
 
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import io.distlock.aop.DistLockObservationContext.Phase;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
@@ -12,9 +15,13 @@ import io.micrometer.observation.ObservationRegistry;
  * when the call was made, given explicitly: the wait may end, and the hold begin, on a thread of the
  * lock's client, where another observation (or none) is current.
  *
- * <p>Each ends once, whichever path ends it first: a cancel can race the acquisition's own end.
+ * <p>Each ends once, whichever path ends it first: a cancel can race the acquisition's own end. A
+ * handler that throws is logged, not let through: between the acquisition and the release it would
+ * leave the locks held, renewed by the watchdog, with nobody to release them.
  */
 final class LockObservation {
+
+	private static final Logger log = LoggerFactory.getLogger(LockObservation.class);
 
 	/** For a registry that observes nothing: no context, no observation, no allocation per call. */
 	static final LockObservation NONE = new LockObservation(ObservationRegistry.NOOP, null, null, Observation.NOOP,
@@ -55,10 +62,17 @@ final class LockObservation {
 			return NONE;
 		}
 		DistLockObservationContext context = context(Phase.ACQUIRE, call);
-		Observation acquisition = DistLockObservationDocumentation.ACQUIRE
-			.observation(null, DefaultDistLockObservationConvention.ACQUIRE, () -> context, registry)
-			.parentObservation(parent)
-			.start();
+		Observation acquisition;
+		try {
+			acquisition = DistLockObservationDocumentation.ACQUIRE
+				.observation(null, DefaultDistLockObservationConvention.ACQUIRE, () -> context, registry)
+				.parentObservation(parent)
+				.start();
+		}
+		catch (RuntimeException ex) {
+			failed(call, "start", ex);
+			return NONE;
+		}
 		return new LockObservation(registry, call, parent, acquisition, context);
 	}
 
@@ -77,17 +91,27 @@ final class LockObservation {
 		if (this == NONE || !this.acquisitionEnded.compareAndSet(false, true)) {
 			return;
 		}
-		this.acquisitionContext.setOutcome(outcome);
-		if (error != null) {
-			this.acquisition.error(error);
+		try {
+			this.acquisitionContext.setOutcome(outcome);
+			if (error != null) {
+				this.acquisition.error(error);
+			}
+			this.acquisition.stop();
 		}
-		this.acquisition.stop();
+		catch (RuntimeException ex) {
+			failed(this.call, "stop", ex);
+		}
 		if (outcome == DistributedLockObserver.Outcome.ACQUIRED) {
 			DistLockObservationContext context = context(Phase.HOLD, this.call);
-			this.hold = DistLockObservationDocumentation.HOLD
-				.observation(null, DefaultDistLockObservationConvention.HOLD, () -> context, this.registry)
-				.parentObservation(this.parent)
-				.start();
+			try {
+				this.hold = DistLockObservationDocumentation.HOLD
+					.observation(null, DefaultDistLockObservationConvention.HOLD, () -> context, this.registry)
+					.parentObservation(this.parent)
+					.start();
+			}
+			catch (RuntimeException ex) {
+				failed(this.call, "start", ex);
+			}
 		}
 	}
 
@@ -97,13 +121,27 @@ final class LockObservation {
 			return;
 		}
 		this.acquisitionContext.setCancelled(true);
-		this.acquisition.stop();
+		try {
+			this.acquisition.stop();
+		}
+		catch (RuntimeException ex) {
+			failed(this.call, "stop", ex);
+		}
 	}
 
 	/** @return the hold's observation in scope on this thread, for the method's own observations to be its children */
 	Observation.Scope openHoldScope() {
 		Observation hold = this.hold;
-		return (hold != null) ? hold.openScope() : Observation.Scope.NOOP;
+		if (hold == null) {
+			return Observation.Scope.NOOP;
+		}
+		try {
+			return hold.openScope();
+		}
+		catch (RuntimeException ex) {
+			failed(this.call, "open the scope of", ex);
+			return Observation.Scope.NOOP;
+		}
 	}
 
 	/** @return the hold's observation, or {@code null} if there is none */
@@ -120,10 +158,20 @@ final class LockObservation {
 		if (hold == null || !this.released.compareAndSet(false, true)) {
 			return;
 		}
-		if (error != null) {
-			hold.error(error);
+		try {
+			if (error != null) {
+				hold.error(error);
+			}
+			hold.stop();
 		}
-		hold.stop();
+		catch (RuntimeException ex) {
+			failed(this.call, "stop", ex);
+		}
+	}
+
+	private static void failed(LockedCall call, String step, RuntimeException ex) {
+		log.warn("Could not {} an observation of @DistributedLock {}: an ObservationHandler failed", step,
+				call.attribute().description(), ex);
 	}
 
 }

@@ -30,6 +30,7 @@ import io.distlock.redis.RedisLockRegistry;
 import io.distlock.testing.ClosedAfterEach;
 import io.distlock.testing.RedisServerExtension;
 import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationHandler;
 import io.micrometer.observation.tck.TestObservationRegistry;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
@@ -208,6 +209,30 @@ class DistributedLockObservationTest {
 			.that()
 			.hasLowCardinalityKeyValue("distlock.outcome", "acquired")
 			.hasParentObservationEqualTo(caller);
+	}
+
+	@Test
+	void aFailingObservationHandlerNeitherFailsTheCallNorKeepsItsLock() {
+		this.observations.observationConfig().observationHandler(new ObservationHandler<DistLockObservationContext>() {
+
+			@Override
+			public void onStop(DistLockObservationContext context) {
+				throw new IllegalStateException("a broken tracer");
+			}
+
+			@Override
+			public boolean supportsContext(Observation.Context context) {
+				return context instanceof DistLockObservationContext;
+			}
+
+		});
+		Orders orders = proxy(new Orders(this.observations), registry());
+
+		assertThat(orders.place("13")).isEqualTo("13");
+
+		DistLock sameLockElsewhere = registry().getLock("orders:order:13");
+		assertThat(sameLockElsewhere.tryLock()).as("another client can take the lock at once").isTrue();
+		sameLockElsewhere.unlock();
 	}
 
 	private RedisLockRegistry registry() {
