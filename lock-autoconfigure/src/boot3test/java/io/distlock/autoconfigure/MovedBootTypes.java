@@ -4,6 +4,8 @@ import java.util.function.Consumer;
 
 import io.lettuce.core.ClientOptions;
 
+import org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration;
+import org.springframework.boot.actuate.autoconfigure.observation.ObservationAutoConfiguration;
 import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
 import org.springframework.boot.autoconfigure.data.redis.RedisConnectionDetails;
 import org.springframework.boot.autoconfigure.data.redis.LettuceClientConfigurationBuilderCustomizer;
@@ -26,6 +28,12 @@ public final class MovedBootTypes {
 
 	/** Spring Boot's auto-configuration of a {@code DataSource}. */
 	public static final Class<?> DATA_SOURCE_AUTO_CONFIGURATION = DataSourceAutoConfiguration.class;
+
+	/** Spring Boot's auto-configuration of Micrometer's {@code ObservationRegistry} and its handlers. */
+	public static final Class<?> OBSERVATION_AUTO_CONFIGURATION = ObservationAutoConfiguration.class;
+
+	/** Spring Boot's auto-configuration of Micrometer metrics, with its default meter observation handler. */
+	public static final Class<?> METRICS_AUTO_CONFIGURATION = MetricsAutoConfiguration.class;
 
 	/** The package of Spring Boot's Spring Data Redis support, for a class loader that hides it. */
 	public static final String DATA_REDIS_PACKAGE = "org.springframework.boot.autoconfigure.data.redis";

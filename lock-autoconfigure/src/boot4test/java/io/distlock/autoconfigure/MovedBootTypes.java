@@ -9,6 +9,8 @@ import org.springframework.boot.data.redis.autoconfigure.DataRedisConnectionDeta
 import org.springframework.boot.data.redis.autoconfigure.LettuceClientConfigurationBuilderCustomizer;
 import org.springframework.boot.data.redis.autoconfigure.LettuceClientOptionsBuilderCustomizer;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
+import org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration.LettuceClientConfigurationBuilder;
 
@@ -26,6 +28,12 @@ public final class MovedBootTypes {
 
 	/** Spring Boot's auto-configuration of a {@code DataSource}. */
 	public static final Class<?> DATA_SOURCE_AUTO_CONFIGURATION = DataSourceAutoConfiguration.class;
+
+	/** Spring Boot's auto-configuration of Micrometer's {@code ObservationRegistry} and its handlers. */
+	public static final Class<?> OBSERVATION_AUTO_CONFIGURATION = ObservationAutoConfiguration.class;
+
+	/** Spring Boot's auto-configuration of Micrometer metrics, with its default meter observation handler. */
+	public static final Class<?> METRICS_AUTO_CONFIGURATION = MetricsAutoConfiguration.class;
 
 	/** The package of Spring Boot's Spring Data Redis support, for a class loader that hides it. */
 	public static final String DATA_REDIS_PACKAGE = "org.springframework.boot.data.redis";

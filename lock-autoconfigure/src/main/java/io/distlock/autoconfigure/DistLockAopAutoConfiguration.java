@@ -24,6 +24,7 @@ import io.distlock.aop.DistributedLockInterceptor;
 import io.distlock.aop.DistributedLockObserver;
 import io.distlock.aop.LockAttributeSource;
 import io.distlock.aop.LockDefaults;
+import io.micrometer.observation.ObservationRegistry;
 
 /**
  * Applies {@code @DistributedLock} through three infrastructure beans, as Spring's
@@ -32,7 +33,9 @@ import io.distlock.aop.LockDefaults;
  * the advisor (matches annotated methods). Each can be replaced by a bean of the same type.
  * Registers an auto-proxy creator if the application has none, so that annotated methods never run
  * unlocked merely because AOP auto-proxying was switched off; it proxies classes unless
- * {@code spring.aop.proxy-target-class=false} asks for interface proxies.
+ * {@code spring.aop.proxy-target-class=false} asks for interface proxies. With an
+ * {@link ObservationRegistry} bean, each locked call's wait and hold are observed
+ * ({@code distlock.acquire}, {@code distlock.hold}).
  *
  * <p>These beans are created early (auto-proxy creators need the advisor before other beans); they
  * therefore reach the registry and the properties lazily, at the first locked call.
@@ -55,13 +58,14 @@ public class DistLockAopAutoConfiguration {
 	@ConditionalOnMissingBean
 	static DistributedLockInterceptor distributedLockInterceptor(LockAttributeSource distributedLockAttributeSource,
 			BeanFactory beanFactory, ObjectProvider<LockRegistry> registry, ObjectProvider<DistLockProperties> properties,
-			ObjectProvider<DistributedLockObserver> observers) {
+			ObjectProvider<DistributedLockObserver> observers, ObjectProvider<ObservationRegistry> observationRegistry) {
 		SingletonSupplier<LockDefaults> defaults = SingletonSupplier.of(() -> {
 			DistLockProperties settings = properties.getObject();
 			return new LockDefaults(settings.getWaitTime(), settings.getLeaseTime());
 		});
 		return new DistributedLockInterceptor(distributedLockAttributeSource, registry, defaults, beanFactory,
-				SingletonSupplier.of(() -> observers.orderedStream().toList()));
+				SingletonSupplier.of(() -> observers.orderedStream().toList()),
+				SingletonSupplier.of(() -> observationRegistry.getIfAvailable(() -> ObservationRegistry.NOOP)));
 	}
 
 	@Bean

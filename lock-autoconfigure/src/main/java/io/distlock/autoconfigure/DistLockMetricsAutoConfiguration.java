@@ -10,7 +10,9 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.context.annotation.Bean;
+import org.springframework.core.Ordered;
 
+import io.distlock.aop.DistLockObservationContext;
 import io.distlock.aop.DistributedLockObserver;
 import io.distlock.LockRegistry;
 import io.distlock.LockRegistryStats;
@@ -19,6 +21,8 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
+import io.micrometer.core.instrument.observation.MeterObservationHandler;
+import io.micrometer.observation.Observation;
 
 /**
  * Micrometer meters for distlock, when Micrometer is present:
@@ -37,6 +41,15 @@ import io.micrometer.core.instrument.binder.MeterBinder;
  * the resolved key, so per-order keys cannot explode the number of series. Every meter is also
  * tagged {@code registry}: {@code default} for the application's registry, the bean name for the
  * others ({@code @DistributedLock(registry = ...)}).
+ *
+ * <p>The two timers are the meters of the {@code distlock.acquire} and {@code distlock.hold}
+ * observations: {@code distlock.acquire} with their key values {@code distlock.lock},
+ * {@code distlock.registry} and {@code distlock.outcome} as the tags {@code lock}, {@code registry} and
+ * {@code outcome}, and {@code distlock.held}. They are recorded here, with the names and tags they had
+ * before the observations existed and dashboards query; Spring Boot's default meter handler would
+ * time the observations again: every acquisition a second time in {@code distlock.acquire}, under
+ * other tags (which Prometheus' older client refuses, and which sums over the timer count twice), and
+ * {@code distlock.hold} besides. So a meter handler of distlock's, which records nothing, takes them first.
  */
 @AutoConfiguration(after = DistLockAutoConfiguration.class)
 @ConditionalOnClass(MeterRegistry.class)
@@ -88,6 +101,37 @@ public class DistLockMetricsAutoConfiguration {
 	@Bean
 	DistributedLockObserver distLockMetricsObserver(ObjectProvider<MeterRegistry> registries) {
 		return new MicrometerObserver(registries);
+	}
+
+	/**
+	 * Spring Boot gives each observation to the first of the application's {@link MeterObservationHandler}s
+	 * that supports it, in bean order (Boot 4's {@code ObservationHandlerGroup} of meter handlers, Boot
+	 * 3.5's {@code ObservationHandlerGrouping}: a {@code FirstMatchingCompositeObservationHandler}, whose
+	 * members tracing only wraps); this one, first, takes distlock's, so the default one never times them.
+	 * It needs no {@code MeterRegistry} bean, and is inert where nothing collects observation handlers.
+	 */
+	@Bean
+	DistLockMeterObservationHandler distLockMeterObservationHandler() {
+		return new DistLockMeterObservationHandler();
+	}
+
+	/**
+	 * The meter handler of distlock's observations, which records nothing: their meters are
+	 * {@link MicrometerObserver}'s, with the names and tags dashboards know.
+	 */
+	static final class DistLockMeterObservationHandler
+			implements MeterObservationHandler<DistLockObservationContext>, Ordered {
+
+		@Override
+		public boolean supportsContext(Observation.Context context) {
+			return context instanceof DistLockObservationContext;
+		}
+
+		@Override
+		public int getOrder() {
+			return Ordered.HIGHEST_PRECEDENCE;
+		}
+
 	}
 
 	/** Records {@code @DistributedLock} timings into every meter registry. */

@@ -1,9 +1,12 @@
 package io.distlock.docs;
 
+import org.springframework.context.annotation.Bean;
 import org.springframework.context.event.EventListener;
 
 import io.distlock.LostHold;
+import io.distlock.aop.DistLockObservationContext;
 import io.distlock.autoconfigure.LockLostEvent;
+import io.micrometer.observation.ObservationPredicate;
 
 /**
  * The code of {@code docs/operations.md}, compiled; see {@link DocsSnippetsTests}.
@@ -27,5 +30,12 @@ class OperationsSnippets {
 		alerts.raise("lock " + lost.lockName() + " lost: " + lost.reason());
 	}
 	// end::lost-event[]
+
+	// tag::observation-predicate[]
+	@Bean
+	ObservationPredicate noLockObservations() {
+		return (name, context) -> !(context instanceof DistLockObservationContext);
+	}
+	// end::observation-predicate[]
 
 }

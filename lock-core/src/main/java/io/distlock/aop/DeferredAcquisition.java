@@ -11,6 +11,7 @@ import java.util.concurrent.CompletionException;
 import io.distlock.LockBackendException;
 import io.distlock.LockOrigin;
 import io.distlock.WorkHold;
+import io.micrometer.observation.Observation;
 
 /**
  * Takes every lock of a deferred call without blocking a thread: one after another in the call's
@@ -27,6 +28,8 @@ final class DeferredAcquisition {
 
 	private final LockedCall call;
 
+	private final LockObservation observation;
+
 	private final long start = System.nanoTime();
 
 	/** Holds taken so far; only the chain's current step adds to it, after the previous one completed. */
@@ -37,19 +40,26 @@ final class DeferredAcquisition {
 	/** The acquisition under way, to cancel with the whole. */
 	private volatile CompletableFuture<Optional<WorkHold>> current;
 
-	private DeferredAcquisition(LockAspectSupport support, LockedCall call) {
+	private DeferredAcquisition(LockAspectSupport support, LockedCall call, Observation parent) {
 		this.support = support;
 		this.call = call;
 		this.held = new ArrayList<>(call.names().size());
+		this.observation = support.startObservation(call, parent);
 	}
 
-	/** @return the call's holds to come, or its failure; cancel it to give up */
-	static CompletableFuture<WorkHolds> start(LockAspectSupport support, LockedCall call) {
-		DeferredAcquisition acquisition = new DeferredAcquisition(support, call);
+	/**
+	 * @param parent the caller's observation (a subscriber's, say), or {@code null}
+	 * @return the call's holds to come, or its failure; cancel it to give up
+	 */
+	static CompletableFuture<WorkHolds> start(LockAspectSupport support, LockedCall call, Observation parent) {
+		DeferredAcquisition acquisition = new DeferredAcquisition(support, call, parent);
 		acquisition.result.whenComplete((acquired, error) -> {
-			CompletableFuture<Optional<WorkHold>> current = acquisition.current;
-			if (acquisition.result.isCancelled() && current != null) {
-				current.cancel(false);
+			if (acquisition.result.isCancelled()) {
+				CompletableFuture<Optional<WorkHold>> current = acquisition.current;
+				if (current != null) {
+					current.cancel(false);
+				}
+				acquisition.observation.acquisitionCancelled();
 			}
 		});
 		acquisition.next();
@@ -113,11 +123,12 @@ final class DeferredAcquisition {
 	}
 
 	private void acquired() {
-		this.support.observeAcquisition(this.call, DistributedLockObserver.Outcome.ACQUIRED,
-				LockAspectSupport.waitedSince(this.start));
-		WorkHolds acquired = WorkHolds.taken(this.held);
+		this.support.observeAcquisition(this.call, this.observation, DistributedLockObserver.Outcome.ACQUIRED,
+				LockAspectSupport.waitedSince(this.start), null);
+		WorkHolds acquired = WorkHolds.taken(this.held, this.observation);
 		if (!this.result.complete(acquired)) {
 			releaseHeld();
+			this.observation.released(null);
 		}
 	}
 
@@ -125,8 +136,8 @@ final class DeferredAcquisition {
 	private void stopShort(Throwable cause) {
 		Duration waited = LockAspectSupport.waitedSince(this.start);
 		releaseHeld();
-		this.support.observeAcquisition(this.call, (cause == null) ? DistributedLockObserver.Outcome.TIMED_OUT
-				: DistributedLockObserver.Outcome.FAILED, waited);
+		this.support.observeAcquisition(this.call, this.observation, (cause == null)
+				? DistributedLockObserver.Outcome.TIMED_OUT : DistributedLockObserver.Outcome.FAILED, waited, cause);
 		this.result.complete(WorkHolds.notTaken(LockAspectSupport.failure(this.call, waited, cause)));
 	}
 
@@ -134,7 +145,7 @@ final class DeferredAcquisition {
 	private void fail(Throwable ex) {
 		Duration waited = LockAspectSupport.waitedSince(this.start);
 		releaseHeld();
-		this.support.observeAcquisition(this.call, DistributedLockObserver.Outcome.FAILED, waited);
+		this.support.observeAcquisition(this.call, this.observation, DistributedLockObserver.Outcome.FAILED, waited, ex);
 		this.result.completeExceptionally(ex);
 	}
 

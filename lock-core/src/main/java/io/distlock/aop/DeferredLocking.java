@@ -12,6 +12,7 @@ import io.distlock.LockOrigin;
 import io.distlock.WorkHold;
 import io.distlock.annotation.LockContext;
 import io.distlock.annotation.LockFailure;
+import io.micrometer.observation.Observation;
 
 /**
  * Locks methods whose work ends after they return, as Spring's transaction interceptor adapts to
@@ -48,7 +49,7 @@ final class DeferredLocking {
 		Object result;
 		try {
 			LockContext.push(acquired.tokens(call.locks().offersFencingTokens()));
-			try {
+			try (Observation.Scope scope = acquired.observation().openHoldScope()) {
 				result = invocation.proceed();
 			}
 			finally {
@@ -56,7 +57,7 @@ final class DeferredLocking {
 			}
 		}
 		catch (Throwable ex) {
-			acquired.release(this.support, call);
+			acquired.release(this.support, call, ex);
 			throw ex;
 		}
 		if (!(result instanceof CompletionStage<?> stage)) {
@@ -66,7 +67,7 @@ final class DeferredLocking {
 		Class<?> declared = call.attribute().method().getReturnType();
 		if (declared != CompletableFuture.class && declared != CompletionStage.class) {
 			// A stage type of its own: the method's declared type must be returned, so the work's stage.
-			stage.whenCompleteAsync((value, error) -> acquired.release(this.support, call), WorkHolds.RELEASES);
+			stage.whenCompleteAsync((value, error) -> acquired.release(this.support, call, error), WorkHolds.RELEASES);
 			return result;
 		}
 		// The caller gets a future of its own that follows the work's: completing or cancelling it
@@ -76,7 +77,7 @@ final class DeferredLocking {
 		CompletableFuture<Object> returned = new CompletableFuture<>();
 		stage.whenCompleteAsync((value, error) -> {
 			try {
-				acquired.release(this.support, call);
+				acquired.release(this.support, call, error);
 			}
 			finally {
 				if (error != null) {
@@ -112,6 +113,7 @@ final class DeferredLocking {
 	 */
 	WorkHolds acquire(LockedCall call) {
 		List<WorkHold> held = new ArrayList<>(call.names().size());
+		LockObservation observation = this.support.startObservation(call, this.support.currentObservation());
 		long start = System.nanoTime();
 		Throwable cause;
 		try {
@@ -122,17 +124,17 @@ final class DeferredLocking {
 		catch (RuntimeException | Error ex) {
 			Duration waited = LockAspectSupport.waitedSince(start);
 			WorkHolds.giveBack(call, held);
-			this.support.observeAcquisition(call, DistributedLockObserver.Outcome.FAILED, waited);
+			this.support.observeAcquisition(call, observation, DistributedLockObserver.Outcome.FAILED, waited, ex);
 			throw ex;
 		}
 		Duration waited = LockAspectSupport.waitedSince(start);
 		if (held.size() == call.names().size()) {
-			this.support.observeAcquisition(call, DistributedLockObserver.Outcome.ACQUIRED, waited);
-			return WorkHolds.taken(held);
+			this.support.observeAcquisition(call, observation, DistributedLockObserver.Outcome.ACQUIRED, waited, null);
+			return WorkHolds.taken(held, observation);
 		}
 		WorkHolds.giveBack(call, held);
-		this.support.observeAcquisition(call, (cause == null) ? DistributedLockObserver.Outcome.TIMED_OUT
-				: DistributedLockObserver.Outcome.FAILED, waited);
+		this.support.observeAcquisition(call, observation, (cause == null) ? DistributedLockObserver.Outcome.TIMED_OUT
+				: DistributedLockObserver.Outcome.FAILED, waited, cause);
 		return WorkHolds.notTaken(LockAspectSupport.failure(call, waited, cause));
 	}
 

@@ -32,13 +32,16 @@ import io.distlock.annotation.LockAcquisitionException;
 import io.distlock.annotation.LockContext;
 import io.distlock.annotation.LockFailure;
 import io.distlock.annotation.LockFailureHandler;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
 
 /**
  * What the {@code @DistributedLock} aspect does for every kind of method, in the role Spring's
  * {@code TransactionAspectSupport} plays for transactions: a call prepared from its annotation (keys,
  * registry, wait and lease), every lock taken within one wait, all or none, in sorted order, the
  * observers told, a failure answered by the method's policy, and the holds released in reverse order,
- * each kept for {@code holdAtLeast}, after the surrounding transaction if one is active.
+ * each kept for {@code holdAtLeast}, after the surrounding transaction if one is active. Every call is
+ * observed ({@link LockObservation}): its wait, then its hold, children of the caller's observation.
  *
  * <p>The blocking path runs here; the deferred paths run futures and Reactor types over the
  * same steps (all but the transaction), with holds that belong to the work instead of the thread.
@@ -63,16 +66,20 @@ final class LockAspectSupport {
 
 	private final Supplier<List<DistributedLockObserver>> observers;
 
+	private final Supplier<ObservationRegistry> observations;
+
 	private final SkipWarnings skipWarnings = new SkipWarnings();
 
 	LockAspectSupport(LockAttributeSource attributes, ObjectProvider<LockRegistry> registry,
-			Supplier<LockDefaults> defaults, BeanFactory beanFactory, Supplier<List<DistributedLockObserver>> observers) {
+			Supplier<LockDefaults> defaults, BeanFactory beanFactory, Supplier<List<DistributedLockObserver>> observers,
+			Supplier<ObservationRegistry> observations) {
 		this.attributes = attributes;
 		this.keys = new LockKeyEvaluator(beanFactory);
 		this.registry = registry;
 		this.defaults = defaults;
 		this.beanFactory = beanFactory;
 		this.observers = observers;
+		this.observations = observations;
 	}
 
 	/**
@@ -113,6 +120,7 @@ final class LockAspectSupport {
 	/** Runs a method whose work ends when it returns, holding its locks on the calling thread. */
 	Object invokeLocked(MethodInvocation invocation, LockedCall call) throws Throwable {
 		List<DistLock> held = new ArrayList<>(call.names().size());
+		LockObservation observation = startObservation(call, currentObservation());
 		long start = System.nanoTime();
 		Throwable cause;
 		Map<String, LongSupplier> tokens;
@@ -129,22 +137,22 @@ final class LockAspectSupport {
 			// but the locks taken so far must not stay held, renewed by the watchdog, with no one to release them.
 			Duration waited = waitedSince(start);
 			releaseQuietly(held, UNLOCK, DistLock::getName, null, 0, call.attribute().description());
-			observeAcquisition(call, DistributedLockObserver.Outcome.FAILED, waited);
+			observeAcquisition(call, observation, DistributedLockObserver.Outcome.FAILED, waited, ex);
 			throw ex;
 		}
 		Duration waited = waitedSince(start);
 		if (tokens == null) {
 			releaseQuietly(held, UNLOCK, DistLock::getName, null, 0, call.attribute().description());
-			observeAcquisition(call, (cause == null) ? DistributedLockObserver.Outcome.TIMED_OUT
-					: DistributedLockObserver.Outcome.FAILED, waited);
+			observeAcquisition(call, observation, (cause == null) ? DistributedLockObserver.Outcome.TIMED_OUT
+					: DistributedLockObserver.Outcome.FAILED, waited, cause);
 			return onFailure(call, failure(call, waited, cause));
 		}
-		observeAcquisition(call, DistributedLockObserver.Outcome.ACQUIRED, waited);
+		observeAcquisition(call, observation, DistributedLockObserver.Outcome.ACQUIRED, waited, null);
 		long acquiredAt = System.nanoTime();
 
 		LockContext.push(tokens);
 		Throwable failure = null;
-		try {
+		try (Observation.Scope scope = observation.openHoldScope()) {
 			return invocation.proceed();
 		}
 		catch (Throwable ex) {
@@ -153,7 +161,7 @@ final class LockAspectSupport {
 		}
 		finally {
 			LockContext.pop();
-			releaseAfterTransaction(held, failure, call.attribute(), acquiredAt);
+			releaseAfterTransaction(held, failure, call.attribute(), acquiredAt, observation);
 		}
 	}
 
@@ -229,14 +237,35 @@ final class LockAspectSupport {
 		return tokens;
 	}
 
-	void observeAcquisition(LockedCall call, DistributedLockObserver.Outcome outcome, Duration waited) {
-		observe(observer -> observer.acquisition(call.attribute().logicalName(), call.attribute().registryName(),
-				outcome, waited));
+	/** @return the caller's observation, the parent of the call's own: read on the calling thread */
+	Observation currentObservation() {
+		return this.observations.get().getCurrentObservation();
 	}
 
-	void observeRelease(LockAttribute attribute, long acquiredAt) {
+	/** Starts the call's {@code distlock.acquire}, before its first lock is asked for. */
+	LockObservation startObservation(LockedCall call, Observation parent) {
+		return LockObservation.start(this.observations.get(), call, parent);
+	}
+
+	/**
+	 * Tells the observers, and the call's observation, how its acquisition ended.
+	 * @param error the backend failure, interrupt or other exception that ended it, or {@code null}
+	 */
+	void observeAcquisition(LockedCall call, LockObservation observation, DistributedLockObserver.Outcome outcome,
+			Duration waited, Throwable error) {
+		observe(observer -> observer.acquisition(call.attribute().logicalName(), call.attribute().registryName(),
+				outcome, waited));
+		observation.acquisitionEnded(outcome, error);
+	}
+
+	/**
+	 * Tells the observers, and the call's observation, that its locks were released.
+	 * @param error the method's exception or the work's error, or a lost hold; or {@code null}
+	 */
+	void observeRelease(LockAttribute attribute, long acquiredAt, LockObservation observation, Throwable error) {
 		Duration heldFor = Duration.ofNanos(System.nanoTime() - acquiredAt);
 		observe(observer -> observer.released(attribute.logicalName(), attribute.registryName(), heldFor));
+		observation.released(error);
 	}
 
 	private void observe(Consumer<DistributedLockObserver> event) {
@@ -314,7 +343,8 @@ final class LockAspectSupport {
 	/**
 	 * Inside a running transaction the locks must outlive it: the next holder must see its commit.
 	 */
-	private void releaseAfterTransaction(List<DistLock> held, Throwable failure, LockAttribute attribute, long acquiredAt) {
+	private void releaseAfterTransaction(List<DistLock> held, Throwable failure, LockAttribute attribute,
+			long acquiredAt, LockObservation observation) {
 		if (TX_PRESENT && TransactionSynchronizationManager.isSynchronizationActive()) {
 			TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
 				@Override
@@ -324,16 +354,17 @@ final class LockAspectSupport {
 								attribute.description() + " after its transaction");
 					}
 					finally {
-						observeRelease(attribute, acquiredAt);
+						observeRelease(attribute, acquiredAt, observation, failure);
 					}
 				}
 			});
 			return;
 		}
+		RuntimeException releaseFailure = null;
 		try {
 			// A lost hold is reported to the caller (the method's exclusivity is in doubt), added to the
 			// method's own exception if it threw.
-			RuntimeException releaseFailure = releaseAll(held, UNLOCK, attribute, acquiredAt);
+			releaseFailure = releaseAll(held, UNLOCK, attribute, acquiredAt);
 			if (releaseFailure != null && failure == null) {
 				throw releaseFailure;
 			}
@@ -342,7 +373,7 @@ final class LockAspectSupport {
 			}
 		}
 		finally {
-			observeRelease(attribute, acquiredAt);
+			observeRelease(attribute, acquiredAt, observation, (failure != null) ? failure : releaseFailure);
 		}
 	}
 

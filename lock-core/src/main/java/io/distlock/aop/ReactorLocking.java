@@ -4,6 +4,7 @@ import java.lang.reflect.Method;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BiFunction;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 
@@ -18,10 +19,12 @@ import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.util.function.SingletonSupplier;
 
 import io.distlock.annotation.LockContext;
+import io.micrometer.observation.Observation;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
+import reactor.util.context.ContextView;
 
 /**
  * The deferred locking of Reactor's {@link Mono} and {@link Flux}: the locks are taken on
@@ -35,6 +38,10 @@ import reactor.core.scheduler.Schedulers;
  * locked Mono or Flux. Kotlin {@code suspend} functions need no adapter: Spring's proxy hands their
  * call on as a Mono (a Flux for a {@code Flow} result) and turns what this returns back into the
  * coroutine's result, so cancelling the coroutine cancels the hold's subscription.
+ *
+ * <p>The observations of a subscription are children of the subscriber's observation, found in its
+ * context where Micrometer's Reactor support and Spring WebFlux put it, else of the caller's when the
+ * method was called; the hold is the current observation of the work's own subscribers in turn.
  */
 final class ReactorLocking {
 
@@ -51,6 +58,13 @@ final class ReactorLocking {
 
 	/** Marks a subscription cancelled before its locks were taken. */
 	private static final Object CANCELLED = new Object();
+
+	/**
+	 * Where a Reactor context holds the current observation: Micrometer's
+	 * {@code ObservationThreadLocalAccessor.KEY}, written out so that context-propagation, which that
+	 * class needs, need not be present.
+	 */
+	private static final String OBSERVATION_KEY = "micrometer.observation";
 
 	private ReactorLocking() {
 	}
@@ -85,7 +99,9 @@ final class ReactorLocking {
 
 	private static Publisher<Object> locked(LockAspectSupport support, MethodInvocation invocation, LockedCall call,
 			boolean single) {
-		Mono<WorkHolds> acquire = Mono.defer(() -> acquireOnce(support, call));
+		Observation caller = support.currentObservation();
+		Mono<WorkHolds> acquire = Mono
+			.deferContextual(context -> acquireOnce(support, call, subscriberObservation(context, caller)));
 		Function<WorkHolds, Publisher<Object>> body = acquired -> {
 			if (acquired.failure() != null) {
 				return failure(support, call, acquired);
@@ -93,18 +109,24 @@ final class ReactorLocking {
 			// Given back by a cancel that raced the delivery: the work must not run without them.
 			return acquired.claim() ? proceed(invocation, call, acquired) : Mono.empty();
 		};
-		Function<WorkHolds, Publisher<Object>> release = acquired -> Mono
-			.<Object>fromRunnable(() -> acquired.release(support, call))
+		BiFunction<WorkHolds, Throwable, Publisher<Object>> release = (acquired, error) -> Mono
+			.<Object>fromRunnable(() -> acquired.release(support, call, error))
 			.subscribeOn(RELEASES.get());
+		Function<WorkHolds, Publisher<Object>> ended = acquired -> release.apply(acquired, null);
 		// A cancel returns before a coroutine's body has stopped: its holds wait for it.
 		Function<WorkHolds, Publisher<Object>> cancel = acquired -> Mono
-			.<Void>create(ended -> acquired.afterCancelledWork(ended::success))
-			.then(Mono.from(release.apply(acquired)));
+			.<Void>create(stopped -> acquired.afterCancelledWork(stopped::success))
+			.then(Mono.from(ended.apply(acquired)));
 		if (single) {
-			return Mono.usingWhen(acquire, acquired -> Mono.from(body.apply(acquired)), release,
-					(acquired, error) -> release.apply(acquired), cancel);
+			return Mono.usingWhen(acquire, acquired -> Mono.from(body.apply(acquired)), ended, release, cancel);
 		}
-		return Flux.usingWhen(acquire, body, release, (acquired, error) -> release.apply(acquired), cancel);
+		return Flux.usingWhen(acquire, body, ended, release, cancel);
+	}
+
+	/** @return the subscriber's observation if its context has one, else the caller's (or {@code null}) */
+	private static Observation subscriberObservation(ContextView context, Observation caller) {
+		Object subscriber = context.getOrDefault(OBSERVATION_KEY, null);
+		return (subscriber instanceof Observation observation) ? observation : caller;
 	}
 
 	/**
@@ -114,9 +136,9 @@ final class ReactorLocking {
 	 * cancel: then the holds are given back here, unless the work claimed them first (then
 	 * {@code usingWhen} releases them when the work ends).
 	 */
-	private static Mono<WorkHolds> acquireOnce(LockAspectSupport support, LockedCall call) {
+	private static Mono<WorkHolds> acquireOnce(LockAspectSupport support, LockedCall call, Observation parent) {
 		AtomicReference<Object> state = new AtomicReference<>();
-		CompletableFuture<WorkHolds> acquisition = DeferredAcquisition.start(support, call);
+		CompletableFuture<WorkHolds> acquisition = DeferredAcquisition.start(support, call, parent);
 		CompletableFuture<WorkHolds> delivered = acquisition.thenApply(acquired -> {
 			if (!state.compareAndSet(null, acquired) && acquired.giveBack()) {
 				RELEASES.get().schedule(() -> acquired.release(support, call));
@@ -147,10 +169,11 @@ final class ReactorLocking {
 			clone.setArguments(arguments);
 		}
 		LockContext.push(tokens);
-		try {
+		try (Observation.Scope scope = acquired.observation().openHoldScope()) {
 			// Later advice (AspectJ aspects, AopContext) looks the invocation up in a thread-local
 			// that this thread (a bounded-elastic one) does not have.
-			return asPublisher(ExposeInvocationInterceptor.INSTANCE.invoke(fresh));
+			return underHold(asPublisher(ExposeInvocationInterceptor.INSTANCE.invoke(fresh)),
+					acquired.observation().hold());
 		}
 		catch (Throwable ex) {
 			return Mono.error(ex);
@@ -158,6 +181,20 @@ final class ReactorLocking {
 		finally {
 			LockContext.pop();
 		}
+	}
+
+	/**
+	 * @return the work with the hold as its subscribers' current observation, where Micrometer's Reactor
+	 * support and Spring's reactive clients look for their parent
+	 */
+	private static Publisher<Object> underHold(Publisher<Object> work, Observation hold) {
+		if (hold == null) {
+			return work;
+		}
+		if (work instanceof Mono<Object> mono) {
+			return mono.contextWrite(context -> context.put(OBSERVATION_KEY, hold));
+		}
+		return Flux.from(work).contextWrite(context -> context.put(OBSERVATION_KEY, hold));
 	}
 
 	private static Publisher<Object> failure(LockAspectSupport support, LockedCall call,

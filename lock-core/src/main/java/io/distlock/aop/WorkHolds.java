@@ -19,12 +19,13 @@ import io.distlock.annotation.LockFailure;
  * @param holds the holds, in the order they were taken
  * @param failure why there are none, or {@code null}
  * @param acquiredAt when the last was taken ({@link System#nanoTime()}), for {@code holdAtLeast}
+ * @param observation the call's observation, whose hold ends with the release
  * @param released whether they were released
  * @param phase taken, in use by the work, or given back
  * @param ending what must end before holds whose work was cancelled are released, if anything
  */
-record WorkHolds(List<WorkHold> holds, LockFailure failure, long acquiredAt, AtomicBoolean released,
-		AtomicInteger phase, AtomicReference<Ending> ending) {
+record WorkHolds(List<WorkHold> holds, LockFailure failure, long acquiredAt, LockObservation observation,
+		AtomicBoolean released, AtomicInteger phase, AtomicReference<Ending> ending) {
 
 	/** Numbers the release threads. */
 	private static final AtomicInteger RELEASE_THREADS = new AtomicInteger();
@@ -46,8 +47,9 @@ record WorkHolds(List<WorkHold> holds, LockFailure failure, long acquiredAt, Ato
 
 	private static final int GIVEN_BACK = 2;
 
-	WorkHolds(List<WorkHold> holds, LockFailure failure, long acquiredAt) {
-		this(holds, failure, acquiredAt, new AtomicBoolean(), new AtomicInteger(TAKEN), new AtomicReference<>());
+	WorkHolds(List<WorkHold> holds, LockFailure failure, long acquiredAt, LockObservation observation) {
+		this(holds, failure, acquiredAt, observation, new AtomicBoolean(), new AtomicInteger(TAKEN),
+				new AtomicReference<>());
 	}
 
 	/**
@@ -65,14 +67,14 @@ record WorkHolds(List<WorkHold> holds, LockFailure failure, long acquiredAt, Ato
 		}
 	}
 
-	/** @return the holds of a call whose work may run */
-	static WorkHolds taken(List<WorkHold> holds) {
-		return new WorkHolds(List.copyOf(holds), null, System.nanoTime());
+	/** @return the holds of a call whose work may run, observed by {@code observation} until released */
+	static WorkHolds taken(List<WorkHold> holds, LockObservation observation) {
+		return new WorkHolds(List.copyOf(holds), null, System.nanoTime(), observation);
 	}
 
 	/** @return no holds, and why: the method's policy answers the call */
 	static WorkHolds notTaken(LockFailure failure) {
-		return new WorkHolds(List.of(), failure, 0);
+		return new WorkHolds(List.of(), failure, 0, LockObservation.NONE);
 	}
 
 	/** @return whether the work may run under these holds: they were not given back first */
@@ -99,6 +101,14 @@ record WorkHolds(List<WorkHold> holds, LockFailure failure, long acquiredAt, Ato
 	 * a hold lost meanwhile was reported to the {@code LockListener}s already, and is logged.
 	 */
 	void release(LockAspectSupport support, LockedCall call) {
+		release(support, call, null);
+	}
+
+	/**
+	 * Releases as {@link #release(LockAspectSupport, LockedCall)}, when the work ended with {@code error}
+	 * (its observation records it).
+	 */
+	void release(LockAspectSupport support, LockedCall call, Throwable error) {
 		if (!this.released.compareAndSet(false, true)) {
 			return;
 		}
@@ -108,7 +118,7 @@ record WorkHolds(List<WorkHold> holds, LockFailure failure, long acquiredAt, Ato
 		}
 		finally {
 			if (!this.holds.isEmpty()) {
-				support.observeRelease(call.attribute(), this.acquiredAt);
+				support.observeRelease(call.attribute(), this.acquiredAt, this.observation, error);
 			}
 		}
 	}
