@@ -49,7 +49,7 @@ final class DeferredLocking {
 		Object result;
 		try {
 			LockContext.push(acquired.tokens(call.locks().offersFencingTokens()));
-			try (Observation.Scope scope = acquired.observation().openHoldScope()) {
+			try (LockObservation.HoldScope scope = acquired.observation().openHoldScope()) {
 				result = invocation.proceed();
 			}
 			finally {

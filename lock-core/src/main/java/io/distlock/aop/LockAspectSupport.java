@@ -152,7 +152,7 @@ final class LockAspectSupport {
 
 		LockContext.push(tokens);
 		Throwable failure = null;
-		try (Observation.Scope scope = observation.openHoldScope()) {
+		try (LockObservation.HoldScope scope = observation.openHoldScope()) {
 			return invocation.proceed();
 		}
 		catch (Throwable ex) {

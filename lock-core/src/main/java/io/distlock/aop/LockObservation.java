@@ -62,15 +62,10 @@ final class LockObservation {
 			return NONE;
 		}
 		DistLockObservationContext context = context(Phase.ACQUIRE, call);
-		Observation acquisition;
-		try {
-			acquisition = DistLockObservationDocumentation.ACQUIRE
-				.observation(null, DefaultDistLockObservationConvention.ACQUIRE, () -> context, registry)
-				.parentObservation(parent)
-				.start();
-		}
-		catch (RuntimeException ex) {
-			failed(call, "start", ex);
+		Observation acquisition = started(call, () -> DistLockObservationDocumentation.ACQUIRE
+			.observation(null, DefaultDistLockObservationConvention.ACQUIRE, () -> context, registry)
+			.parentObservation(parent));
+		if (acquisition == null) {
 			return NONE;
 		}
 		return new LockObservation(registry, call, parent, acquisition, context);
@@ -91,27 +86,13 @@ final class LockObservation {
 		if (this == NONE || !this.acquisitionEnded.compareAndSet(false, true)) {
 			return;
 		}
-		try {
-			this.acquisitionContext.setOutcome(outcome);
-			if (error != null) {
-				this.acquisition.error(error);
-			}
-			this.acquisition.stop();
-		}
-		catch (RuntimeException ex) {
-			failed(this.call, "stop", ex);
-		}
+		this.acquisitionContext.setOutcome(outcome);
+		end(this.call, this.acquisition, error);
 		if (outcome == DistributedLockObserver.Outcome.ACQUIRED) {
 			DistLockObservationContext context = context(Phase.HOLD, this.call);
-			try {
-				this.hold = DistLockObservationDocumentation.HOLD
-					.observation(null, DefaultDistLockObservationConvention.HOLD, () -> context, this.registry)
-					.parentObservation(this.parent)
-					.start();
-			}
-			catch (RuntimeException ex) {
-				failed(this.call, "start", ex);
-			}
+			this.hold = started(this.call, () -> DistLockObservationDocumentation.HOLD
+				.observation(null, DefaultDistLockObservationConvention.HOLD, () -> context, this.registry)
+				.parentObservation(this.parent));
 		}
 	}
 
@@ -121,26 +102,28 @@ final class LockObservation {
 			return;
 		}
 		this.acquisitionContext.setCancelled(true);
-		try {
-			this.acquisition.stop();
-		}
-		catch (RuntimeException ex) {
-			failed(this.call, "stop", ex);
-		}
+		end(this.call, this.acquisition, null);
 	}
 
-	/** @return the hold's observation in scope on this thread, for the method's own observations to be its children */
-	Observation.Scope openHoldScope() {
+	/**
+	 * @return the hold's observation in scope on this thread, for the method's own observations to be
+	 * its children; closed on this thread
+	 */
+	HoldScope openHoldScope() {
 		Observation hold = this.hold;
-		if (hold == null) {
-			return Observation.Scope.NOOP;
+		if (hold == null || hold.isNoop()) {
+			return HoldScope.NONE;
 		}
+		// A handler that throws while the scope opens or closes must not leave the hold current on
+		// this (pooled) thread, for unrelated work to take as its parent.
+		Observation.Scope previous = this.registry.getCurrentObservationScope();
 		try {
-			return hold.openScope();
+			return new HoldScope(this.registry, hold.openScope(), previous, this.call);
 		}
 		catch (RuntimeException ex) {
 			failed(this.call, "open the scope of", ex);
-			return Observation.Scope.NOOP;
+			this.registry.setCurrentObservationScope(previous);
+			return HoldScope.NONE;
 		}
 	}
 
@@ -158,15 +141,85 @@ final class LockObservation {
 		if (hold == null || !this.released.compareAndSet(false, true)) {
 			return;
 		}
+		end(this.call, hold, error);
+	}
+
+	/**
+	 * @return the observation made and started, or {@code null} if a handler failed; one that failed
+	 * part of the way is stopped, so that the handlers it did start (a long-task sample, a span) end
+	 */
+	private static Observation started(LockedCall call, java.util.function.Supplier<Observation> made) {
+		Observation observation;
 		try {
-			if (error != null) {
-				hold.error(error);
-			}
-			hold.stop();
+			observation = made.get();
 		}
 		catch (RuntimeException ex) {
-			failed(this.call, "stop", ex);
+			failed(call, "make", ex);
+			return null;
 		}
+		try {
+			return observation.start();
+		}
+		catch (RuntimeException ex) {
+			failed(call, "start", ex);
+			end(call, observation, null);
+			return null;
+		}
+	}
+
+	/** Records the error and stops, each whatever the other's handlers do. */
+	private static void end(LockedCall call, Observation observation, Throwable error) {
+		if (error != null) {
+			try {
+				observation.error(error);
+			}
+			catch (RuntimeException ex) {
+				failed(call, "record the error of", ex);
+			}
+		}
+		try {
+			observation.stop();
+		}
+		catch (RuntimeException ex) {
+			failed(call, "stop", ex);
+		}
+	}
+
+	/** The hold's scope on one thread, restored on close whatever the handlers do. */
+	static final class HoldScope implements AutoCloseable {
+
+		static final HoldScope NONE = new HoldScope(null, null, null, null);
+
+		private final ObservationRegistry registry;
+
+		private final Observation.Scope scope;
+
+		private final Observation.Scope previous;
+
+		private final LockedCall call;
+
+		private HoldScope(ObservationRegistry registry, Observation.Scope scope, Observation.Scope previous,
+				LockedCall call) {
+			this.registry = registry;
+			this.scope = scope;
+			this.previous = previous;
+			this.call = call;
+		}
+
+		@Override
+		public void close() {
+			if (this.scope == null) {
+				return;
+			}
+			try {
+				this.scope.close();
+			}
+			catch (RuntimeException ex) {
+				failed(this.call, "close the scope of", ex);
+				this.registry.setCurrentObservationScope(this.previous);
+			}
+		}
+
 	}
 
 	private static void failed(LockedCall call, String step, RuntimeException ex) {

@@ -146,7 +146,12 @@ final class ReactorLocking {
 			return acquired;
 		});
 		// The method and its publisher run on a thread that may block, not on distlock's call threads.
-		return Mono.fromFuture(delivered, true).publishOn(WORK.get()).doOnCancel(() -> {
+		return Mono.fromFuture(delivered, true).publishOn(WORK.get()).doOnDiscard(WorkHolds.class, dropped -> {
+			// A value dropped without a cancel (a scheduler that rejected the delivery): given back.
+			if (dropped.giveBack()) {
+				RELEASES.get().schedule(() -> dropped.release(support, call));
+			}
+		}).doOnCancel(() -> {
 			Object previous = state.getAndSet(CANCELLED);
 			if (previous == null) {
 				acquisition.cancel(false);
@@ -169,7 +174,7 @@ final class ReactorLocking {
 			clone.setArguments(arguments);
 		}
 		LockContext.push(tokens);
-		try (Observation.Scope scope = acquired.observation().openHoldScope()) {
+		try (LockObservation.HoldScope scope = acquired.observation().openHoldScope()) {
 			// Later advice (AspectJ aspects, AopContext) looks the invocation up in a thread-local
 			// that this thread (a bounded-elastic one) does not have.
 			return underHold(asPublisher(ExposeInvocationInterceptor.INSTANCE.invoke(fresh)),
@@ -188,7 +193,8 @@ final class ReactorLocking {
 	 * support and Spring's reactive clients look for their parent
 	 */
 	private static Publisher<Object> underHold(Publisher<Object> work, Observation hold) {
-		if (hold == null) {
+		// A hold turned off is no parent: the subscriber's own observation stays the work's.
+		if (hold == null || hold.isNoop()) {
 			return work;
 		}
 		if (work instanceof Mono<Object> mono) {

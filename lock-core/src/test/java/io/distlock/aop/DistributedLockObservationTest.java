@@ -3,6 +3,7 @@ package io.distlock.aop;
 import static io.micrometer.observation.tck.TestObservationRegistryAssert.assertThat;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.lang.reflect.Proxy;
 import java.time.Duration;
@@ -235,6 +236,58 @@ class DistributedLockObservationTest {
 		sameLockElsewhere.unlock();
 	}
 
+	@Test
+	void aHandlerFailingAsTheHoldsScopeClosesLeavesAFuturesWorkLockedAndTheThreadClean() throws Exception {
+		this.observations.observationConfig().observationHandler(new ObservationHandler<DistLockObservationContext>() {
+
+			@Override
+			public void onScopeClosed(DistLockObservationContext context) {
+				throw new IllegalStateException("a broken tracer");
+			}
+
+			@Override
+			public boolean supportsContext(Observation.Context context) {
+				return context instanceof DistLockObservationContext;
+			}
+
+		});
+		Orders orders = proxy(new Orders(this.observations), registry());
+		CompletableFuture<String> work = new CompletableFuture<>();
+
+		CompletableFuture<String> returned = orders.placeAsync("21", work);
+
+		assertThat(this.observations.getCurrentObservation()).as("the thread's observation once the call returned")
+			.isNull();
+		DistLock sameLockElsewhere = registry().getLock("orders:order:21");
+		assertThat(sameLockElsewhere.tryLock()).as("the lock while the future's work runs").isFalse();
+		work.complete("placed");
+		assertThat(returned.get(10, TimeUnit.SECONDS)).isEqualTo("placed");
+		await().atMost(Duration.ofSeconds(10)).pollInSameThread().until(sameLockElsewhere::tryLock);
+		sameLockElsewhere.unlock();
+	}
+
+	@Test
+	void aHandlerFailingOnTheErrorStillStopsTheHold() {
+		this.observations.observationConfig().observationHandler(new ObservationHandler<DistLockObservationContext>() {
+
+			@Override
+			public void onError(DistLockObservationContext context) {
+				throw new IllegalStateException("a broken tracer");
+			}
+
+			@Override
+			public boolean supportsContext(Observation.Context context) {
+				return context instanceof DistLockObservationContext;
+			}
+
+		});
+		Orders orders = proxy(new Orders(this.observations), registry());
+
+		assertThatThrownBy(() -> orders.fail("22")).hasMessage("the method failed");
+
+		assertThat(this.observations).hasObservationWithNameEqualTo("distlock.hold").that().hasBeenStopped();
+	}
+
 	private RedisLockRegistry registry() {
 		LettuceConnectionFactory factory = new LettuceConnectionFactory(
 				new RedisStandaloneConfiguration(redis.server().host(), redis.server().port()));
@@ -315,6 +368,11 @@ class DistributedLockObservationTest {
 		@DistributedLock(name = "orders", key = "'order:' + #id")
 		public Mono<Object> observationOfTheWork(String id) {
 			return Mono.deferContextual(context -> Mono.just(context.<Object>getOrDefault(OBSERVATION_KEY, "none")));
+		}
+
+		@DistributedLock(name = "orders", key = "'order:' + #id")
+		public String fail(String id) {
+			throw new IllegalArgumentException("the method failed");
 		}
 
 		@DistributedLock(name = "orders", key = "'order:' + #id")
