@@ -14,7 +14,9 @@ import java.util.stream.Collectors;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.config.ConfigurableBeanFactory;
+import org.springframework.core.KotlinDetector;
 import org.springframework.core.MethodClassKey;
+import org.springframework.core.MethodParameter;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ExpressionParser;
@@ -25,6 +27,7 @@ import org.springframework.expression.spel.standard.SpelExpressionParser;
 
 import io.distlock.LockRegistry;
 import io.distlock.annotation.DistributedLock;
+import io.distlock.annotation.OnLockFailure;
 
 /**
  * Finds the {@link DistributedLock} that applies to a method (on the method, an interface or
@@ -102,6 +105,13 @@ public final class LockAttributeSource {
 		if (fallback != null) {
 			LockKeyCheck.atStartUp(description, method, "fallback", annotation.fallback(), fallback);
 		}
+		if (annotation.onFailure() == OnLockFailure.SKIP && fallback == null && annotation.failureHandler().isEmpty()
+				&& skippedSuspendCannotReturnNull(method)) {
+			throw new InvalidLockAnnotationException("@DistributedLock on " + description + ": onFailure = SKIP "
+					+ "without a fallback answers a busy lock with null, which this suspend function cannot return ("
+					+ new MethodParameter(method, -1).getParameterType().getSimpleName() + " is not nullable). Give it a "
+					+ "fallback (fallback = \"...\"), or make its return type nullable", null);
+		}
 		if (!annotation.failureHandler().isEmpty() && this.beanFactory != null
 				&& !this.beanFactory.containsBean(annotation.failureHandler())) {
 			throw new InvalidLockAnnotationException("@DistributedLock on " + description + ": failureHandler '"
@@ -125,6 +135,20 @@ public final class LockAttributeSource {
 				duration(description, "waitTime", annotation.waitTime(), true), leaseTime, annotation.onFailure(),
 				fallback, annotation.failureHandler(), DeferredResultTypes.heldUntilWorkEnds(method), holdAtLeast,
 				registry);
+	}
+
+	/**
+	 * A skipped synchronous method returns its type's default (0, false, null); a skipped suspend
+	 * function can only return null, which Kotlin lets through to a caller that expects none.
+	 */
+	private static boolean skippedSuspendCannotReturnNull(Method method) {
+		if (!KotlinDetector.isSuspendingFunction(method)) {
+			return false;
+		}
+		MethodParameter result = new MethodParameter(method, -1);
+		String type = result.getParameterType().getName();
+		return !type.equals("kotlin.Unit") && !type.equals("void") && !type.equals("java.lang.Void")
+				&& !result.isOptional();
 	}
 
 	private Expression parseExpression(String description, String attribute, String text) {

@@ -274,6 +274,29 @@ class CoroutineLockingTest {
 	}
 
 	@Test
+	fun aSkippedSuspendFunctionThatCannotReturnNullStopsStartUp() {
+		assertThatThrownBy { start(LockedWorkApplication::class.java, NonNullSkippedWork::class.java) }
+			.rootCause()
+			.hasMessageContaining("NonNullSkippedWork.count")
+			.hasMessageContaining("is not nullable")
+	}
+
+	@Test
+	fun aSkippedSuspendFunctionThatMayReturnNullAnswersNullWhenBusy(): Unit = runBlocking {
+		val work = start(LockedWorkApplication::class.java, NullableSkippedWork::class.java)
+			.getBean(NullableSkippedWork::class.java)
+		val other: DistLock = registry(1).getLock("skipped")
+		assertThat(other.tryLock()).isTrue()
+		try {
+			assertThat(work.count()).isNull()
+		}
+		finally {
+			other.unlock()
+		}
+		assertThat(work.count()).isEqualTo(1)
+	}
+
+	@Test
 	fun aDeferredResultIsRefusedAtStartUpNamingTheMethod() {
 		assertThatThrownBy { start(LockedWorkApplication::class.java, DeferredWork::class.java) }
 			.rootCause()

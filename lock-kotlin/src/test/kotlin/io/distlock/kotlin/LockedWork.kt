@@ -9,6 +9,7 @@ import kotlinx.coroutines.Deferred
 import kotlinx.coroutines.NonCancellable
 import kotlinx.coroutines.withContext
 import io.distlock.annotation.LockContext
+import io.distlock.annotation.OnLockFailure
 import java.util.concurrent.atomic.AtomicBoolean
 import java.util.concurrent.atomic.AtomicLong
 import kotlinx.coroutines.awaitCancellation
@@ -159,6 +160,20 @@ class LockedWork {
 class SuspendedFutureWork {
 	@DistributedLock(key = ["'suspended-future'"])
 	suspend fun started(): java.util.concurrent.CompletableFuture<Int> = java.util.concurrent.CompletableFuture.completedFuture(1)
+}
+
+/** Skipped, a suspend function answers null: this one may. */
+@Service
+class NullableSkippedWork {
+	@DistributedLock(key = ["'skipped'"], waitTime = "50ms", onFailure = OnLockFailure.SKIP)
+	suspend fun count(): Int? = 1
+}
+
+/** Skipped, a suspend function answers null: this one must not. */
+@Service
+class NonNullSkippedWork {
+	@DistributedLock(key = ["'skipped'"], onFailure = OnLockFailure.SKIP)
+	suspend fun count(): Int = 1
 }
 
 /** A Deferred's work starts before anyone could subscribe, so no lock taken on subscription covers it. */
