@@ -127,10 +127,11 @@ final class Attempt {
 	/**
 	 * Whether a hand-off that reached this thread at {@code now} can be taken up without asking the
 	 * backend: its provisional lease started after {@link #refusedAt}, so until half of it has passed
-	 * since then, at least half remains, enough for the extension to land.
+	 * since then, at least half remains, enough for the extension to land. Never where the backend
+	 * {@linkplain LockBackend#confirmsHandOffs() confirms hand-offs}: the take-up asks it.
 	 */
 	boolean handOffStillFresh(long now) {
-		return now - (this.refusedAt + this.placeNanos / 2) < 0;
+		return !this.backend.confirmsHandOffs() && now - (this.refusedAt + this.placeNanos / 2) < 0;
 	}
 
 	/**

@@ -76,6 +76,15 @@ public interface LockBackend extends AutoCloseable {
 	}
 
 	/**
+	 * @return whether a hold handed to a queued attempt counts only once that attempt has taken it up
+	 * with {@link #acquire} (which then confirms it, e.g. waits for replicas to have it), rather than
+	 * as soon as the hand-off is announced
+	 */
+	default boolean confirmsHandOffs() {
+		return false;
+	}
+
+	/**
 	 * Acquires or re-enters the lock. If it is taken, a backend that {@linkplain #queuesWaiters() queues
 	 * waiters} also queues the owner for {@link AcquireRequest#queueFor()}, so that a release hands the
 	 * lock straight to the first live queued owner (with a lease of at most {@link #QUEUE_PLACE} until

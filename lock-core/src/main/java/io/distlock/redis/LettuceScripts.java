@@ -7,6 +7,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 
 import io.lettuce.core.RedisCommandInterruptedException;
 import io.lettuce.core.RedisCommandTimeoutException;
@@ -33,9 +34,10 @@ final class LettuceScripts {
 
 	private static final Logger log = LoggerFactory.getLogger(LettuceScripts.class);
 
-	private final RedisConnectionFactory connectionFactory;
-
 	private final boolean applicable;
+
+	/** Finds the connection the scripts run on: the factory's shared one, or another (see {@link #prepare()}). */
+	private final Supplier<RedisClusterAsyncCommands<byte[], byte[]>> lookup;
 
 	private final String description;
 
@@ -53,28 +55,42 @@ final class LettuceScripts {
 	 * @param description the server, for error messages
 	 */
 	LettuceScripts(RedisConnectionFactory connectionFactory, boolean singleServer, String description) {
-		this.connectionFactory = connectionFactory;
-		this.applicable = singleServer && connectionFactory instanceof LettuceConnectionFactory lettuce
-				&& lettuce.getShareNativeConnection();
+		this(connectionFactory, singleServer && connectionFactory instanceof LettuceConnectionFactory lettuce
+				&& lettuce.getShareNativeConnection(), description, () -> sharedConnection(connectionFactory));
+	}
+
+	/**
+	 * @param connectionFactory the factory the connection comes from
+	 * @param applicable whether {@code lookup} can find a connection to run scripts on
+	 * @param description the server, for error messages
+	 * @param lookup finds the connection (it may connect), or {@code null} if there is none
+	 */
+	LettuceScripts(RedisConnectionFactory connectionFactory, boolean applicable, String description,
+			Supplier<RedisClusterAsyncCommands<byte[], byte[]>> lookup) {
+		this.applicable = applicable;
 		this.description = description;
+		this.lookup = lookup;
 		this.commandTimeoutMillis = (connectionFactory instanceof LettuceConnectionFactory lettuce)
 				? lettuce.getClientConfiguration().getCommandTimeout().toMillis() : 60_000;
 	}
 
+	@SuppressWarnings("unchecked")
+	private static RedisClusterAsyncCommands<byte[], byte[]> sharedConnection(RedisConnectionFactory connectionFactory) {
+		try (RedisConnection connection = connectionFactory.getConnection()) {
+			return (connection.getNativeConnection() instanceof RedisClusterAsyncCommands<?, ?> found)
+					? (RedisClusterAsyncCommands<byte[], byte[]>) found : null;
+		}
+	}
+
 	/**
-	 * Looks the shared connection up; this may connect, so call it where blocking is fine.
+	 * Looks the connection up; this may connect, so call it where blocking is fine.
 	 * @return whether calls can go straight to the connection
 	 */
-	@SuppressWarnings("unchecked")
 	boolean prepare() {
 		if (!this.applicable) {
 			return false;
 		}
-		try (RedisConnection connection = this.connectionFactory.getConnection()) {
-			if (connection.getNativeConnection() instanceof RedisClusterAsyncCommands<?, ?> found) {
-				this.commands = (RedisClusterAsyncCommands<byte[], byte[]>) found;
-			}
-		}
+		this.commands = this.lookup.get();
 		return this.commands != null;
 	}
 
@@ -255,6 +271,15 @@ final class LettuceScripts {
 			}
 		});
 		return result;
+	}
+
+	/**
+	 * @return the connection's asynchronous commands, for commands besides scripts on that same
+	 * connection (see {@link ReplicaAcknowledgements})
+	 * @throws IllegalStateException before {@link #prepare()} found the connection
+	 */
+	RedisClusterAsyncCommands<byte[], byte[]> commands() {
+		return connection();
 	}
 
 	private RedisClusterAsyncCommands<byte[], byte[]> connection() {

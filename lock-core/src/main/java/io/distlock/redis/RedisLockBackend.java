@@ -46,7 +46,20 @@ public final class RedisLockBackend implements LockBackend {
 	 * refuses new first acquisitions; zero: not at all (see {@code acquire.lua})
 	 */
 	public RedisLockBackend(RedisConnectionFactory connectionFactory, String keyPrefix, Duration restartGrace) {
-		this.calls = new RedisLockCalls(connectionFactory, keyPrefix, restartGrace);
+		this(connectionFactory, keyPrefix, restartGrace, RedisReplicaAcks.NONE);
+	}
+
+	/**
+	 * @param connectionFactory the application's Redis connection factory; not closed by this backend
+	 * @param keyPrefix the namespace of all keys and channels, e.g. {@code distlock}
+	 * @param restartGrace see {@link #RedisLockBackend(RedisConnectionFactory, String, Duration)}
+	 * @param replicaAcks how many replicas must have a hold before its holder goes on
+	 * @throws IllegalStateException if acknowledgements are asked for where they cannot be given (a
+	 * Cluster, a factory that is not Lettuce's)
+	 */
+	public RedisLockBackend(RedisConnectionFactory connectionFactory, String keyPrefix, Duration restartGrace,
+			RedisReplicaAcks replicaAcks) {
+		this.calls = new RedisLockCalls(connectionFactory, keyPrefix, restartGrace, replicaAcks);
 		if (this.calls.keys().cluster() && !restartGrace.isZero()) {
 			// One fencing counter per slot: every slot's first lock would look like lost data.
 			log.info("distlock: no restart grace on Redis Cluster (a slot's first lock cannot be told from lost "
@@ -93,6 +106,12 @@ public final class RedisLockBackend implements LockBackend {
 	@Override
 	public boolean queuesWaiters() {
 		return true;
+	}
+
+	/** Where replicas must acknowledge a hold, also a hold handed over: its new holder waits for them. */
+	@Override
+	public boolean confirmsHandOffs() {
+		return this.calls.acknowledgedByReplicas();
 	}
 
 	/**

@@ -79,6 +79,9 @@ final class RedisLockCalls {
 	/** Runs the lock scripts straight on the shared Lettuce connection, where there is one. */
 	private final LettuceScripts direct;
 
+	/** Sends acquisitions that replicas must acknowledge, or {@code null} where none is asked for. */
+	private final ReplicaAcknowledgements replicaAcks;
+
 	/**
 	 * Leaves queues where scripts go through the template, whose calls block: a caller past its
 	 * deadline must not wait for Redis to confirm. In an outage the backlog is bounded (a place left
@@ -98,6 +101,15 @@ final class RedisLockCalls {
 	 * none on a Cluster
 	 */
 	RedisLockCalls(RedisConnectionFactory connectionFactory, String keyPrefix, Duration restartGrace) {
+		this(connectionFactory, keyPrefix, restartGrace, RedisReplicaAcks.NONE);
+	}
+
+	/**
+	 * @param replicaAcks how many replicas must have a first acquisition before it counts
+	 * @throws IllegalStateException where acknowledgements cannot be asked for (see {@link ReplicaAcknowledgements})
+	 */
+	RedisLockCalls(RedisConnectionFactory connectionFactory, String keyPrefix, Duration restartGrace,
+			RedisReplicaAcks replicaAcks) {
 		this.keys = new RedisKeys(keyPrefix,
 				connectionFactory instanceof LettuceConnectionFactory lettuce && lettuce.isClusterAware());
 		this.encodedKeys = new EncodedKeys(this.keys);
@@ -113,6 +125,13 @@ final class RedisLockCalls {
 		this.scripts.afterPropertiesSet();
 		this.description = RedisDiagnostics.describe(connectionFactory);
 		this.direct = new LettuceScripts(connectionFactory, !this.keys.cluster(), this.description);
+		this.replicaAcks = replicaAcks.enabled()
+				? new ReplicaAcknowledgements(connectionFactory, replicaAcks, this.description) : null;
+	}
+
+	/** @return whether first acquisitions wait for replicas (see {@link RedisReplicaAcks}) */
+	boolean acknowledgedByReplicas() {
+		return this.replicaAcks != null;
 	}
 
 	RedisKeys keys() {
@@ -180,10 +199,48 @@ final class RedisLockCalls {
 	Acquisition acquire(String name, String owner, int heldCount, Duration lease, String attemptId,
 			Duration queueFor, String ticket) {
 		String attempt = (attemptId != null && !attemptId.isEmpty()) ? attemptId : (ticket != null) ? ticket : "";
-		List<?> reply = eval(LockScripts.ACQUIRE, ScriptOutputType.MULTI, this.encodedKeys.acquireKeys(name), null,
-				this.arguments.owner(owner), this.arguments.lease(lease), ScriptArguments.number(heldCount),
-				this.arguments.attempt(attempt), queueTime(queueFor.toMillis()), this.restartGrace, heldHere());
+		byte[][] keys = this.encodedKeys.acquireKeys(name);
+		byte[][] args = { this.arguments.owner(owner), this.arguments.lease(lease), ScriptArguments.number(heldCount),
+				this.arguments.attempt(attempt), queueTime(queueFor.toMillis()), this.restartGrace, heldHere() };
+		if (this.replicaAcks != null) {
+			return heardOf(acquireAcknowledged(name, owner, heldCount, lease, queueFor, attempt, keys, args));
+		}
+		List<?> reply = eval(LockScripts.ACQUIRE, ScriptOutputType.MULTI, keys, null, args);
 		return heardOf(RedisReplies.acquisition(reply, name, lease, attempt));
+	}
+
+	/**
+	 * A first acquisition (or the take-up of a hold handed over) counts once the replicas have it; a
+	 * re-entry changes no owner and is not waited for. Unacknowledged, the hold is given back (only
+	 * if it is still this attempt's) and the caller fails. The wait is bounded by the caller's own wait
+	 * where it has one ({@code queueFor}) and by half the lease, so that the hold is still young when
+	 * its holder starts.
+	 */
+	private Acquisition acquireAcknowledged(String name, String owner, int heldCount, Duration lease,
+			Duration queueFor, String attempt, byte[][] keys, byte[][] args) {
+		ReplicaAcknowledgements.Sent sent = this.replicaAcks.acquire(LockScripts.ACQUIRE, keys, args);
+		Acquisition acquisition = RedisReplies.acquisition(sent.reply(), name, lease, attempt);
+		if (acquisition.status() != Acquisition.Status.ACQUIRED || heldCount > 0) {
+			return acquisition;
+		}
+		Duration bound = lease.dividedBy(2);
+		if (!queueFor.isZero() && queueFor.compareTo(bound) < 0) {
+			bound = queueFor;
+		}
+		try {
+			this.replicaAcks.acknowledge(sent, name, bound);
+			return acquisition;
+		}
+		catch (RuntimeException ex) {
+			try {
+				abandon(name, owner, attempt);
+			}
+			catch (RuntimeException giveBackFailed) {
+				// It expires within its lease.
+				ex.addSuppressed(giveBackFailed);
+			}
+			throw ex;
+		}
 	}
 
 	private byte[] heldHere() {
@@ -337,6 +394,9 @@ final class RedisLockCalls {
 	/** Queued leaves still go out; the thread ends when they are done. */
 	void close() {
 		this.leaves.shutdown();
+		if (this.replicaAcks != null) {
+			this.replicaAcks.close();
+		}
 	}
 
 	static ThreadFactory daemon(String name) {

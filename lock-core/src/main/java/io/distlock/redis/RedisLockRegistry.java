@@ -37,7 +37,18 @@ public class RedisLockRegistry extends BackendLockRegistry {
 	 * @param options the engine's settings
 	 */
 	public RedisLockRegistry(RedisConnectionFactory connectionFactory, String keyPrefix, LockEngineOptions options) {
-		super(new RedisLockBackend(connectionFactory, keyPrefix, options.restartGrace()), options);
+		this(connectionFactory, keyPrefix, options, RedisReplicaAcks.NONE);
+	}
+
+	/**
+	 * @param connectionFactory the Redis connection factory; not closed by the registry
+	 * @param keyPrefix the namespace of all keys and channels
+	 * @param options the engine's settings
+	 * @param replicaAcks how many replicas must have a hold before its holder goes on
+	 */
+	public RedisLockRegistry(RedisConnectionFactory connectionFactory, String keyPrefix, LockEngineOptions options,
+			RedisReplicaAcks replicaAcks) {
+		super(new RedisLockBackend(connectionFactory, keyPrefix, options.restartGrace(), replicaAcks), options);
 	}
 
 	/**
@@ -57,6 +68,8 @@ public class RedisLockRegistry extends BackendLockRegistry {
 
 		private String keyPrefix = DEFAULT_KEY_PREFIX;
 
+		private RedisReplicaAcks replicaAcks = RedisReplicaAcks.NONE;
+
 		private Builder(RedisConnectionFactory connectionFactory) {
 			this.connectionFactory = connectionFactory;
 		}
@@ -70,9 +83,19 @@ public class RedisLockRegistry extends BackendLockRegistry {
 			return this;
 		}
 
+		/**
+		 * @param replicaAcks how many replicas must have a hold before its holder goes on (default
+		 * {@link RedisReplicaAcks#NONE})
+		 * @return this builder
+		 */
+		public Builder replicaAcks(RedisReplicaAcks replicaAcks) {
+			this.replicaAcks = Objects.requireNonNull(replicaAcks, "replicaAcks");
+			return this;
+		}
+
 		@Override
 		public RedisLockRegistry build() {
-			return new RedisLockRegistry(this.connectionFactory, this.keyPrefix, options());
+			return new RedisLockRegistry(this.connectionFactory, this.keyPrefix, options(), this.replicaAcks);
 		}
 
 	}

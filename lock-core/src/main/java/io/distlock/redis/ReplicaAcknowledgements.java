@@ -1,0 +1,283 @@
+package io.distlock.redis;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.RedisChannelHandler;
+import io.lettuce.core.RedisCommandInterruptedException;
+import io.lettuce.core.RedisConnectionStateListener;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.output.ArrayOutput;
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.protocol.CommandArgs;
+import io.lettuce.core.protocol.ProtocolKeyword;
+
+import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.script.RedisScript;
+
+import io.distlock.LockBackendException;
+
+/**
+ * Sends acquisitions that must reach replicas, each followed by {@code WAIT} (or {@code WAITAOF}),
+ * on a connection of distlock's own (one per registry): {@code WAIT} blocks its connection on the server, and on the
+ * application's shared connection every other command would queue behind it.
+ * <p>
+ * An acknowledgement counts only if the acquisition and its {@code WAIT} ran on one connection:
+ * {@code WAIT} waits for the writes of its own connection, and Lettuce re-sends an unanswered
+ * {@code WAIT} after a reconnect, where a connection that wrote nothing is acknowledged at once. So
+ * the connection's {@code CLIENT ID} is asked before the acquisition and after the {@code WAIT}, and
+ * a disconnect seen in between also counts: either makes the hold unacknowledged.
+ */
+final class ReplicaAcknowledgements implements AutoCloseable {
+
+	/** The property that asks for acknowledgements, named in every failure. */
+	private static final String PROPERTY = "distlock.redis.replica-acks";
+
+	/** Not among Lettuce 6's command types (Redis 7.2 added it). */
+	private static final ProtocolKeyword WAITAOF = new ProtocolKeyword() {
+
+		private final byte[] bytes = "WAITAOF".getBytes(StandardCharsets.US_ASCII);
+
+		@Override
+		public byte[] getBytes() {
+			return this.bytes;
+		}
+
+		@Override
+		public String toString() {
+			return "WAITAOF";
+		}
+
+	};
+
+	private final RedisReplicaAcks acks;
+
+	private final String description;
+
+	private final LettuceConnectionFactory connectionFactory;
+
+	/** Runs the acquisition script on the own connection, with the NOSCRIPT fallback. */
+	private final LettuceScripts scripts;
+
+	/** Counts the client's disconnects: a reconnect between acquisition and acknowledgement voids it. */
+	private final AtomicLong disconnects = new AtomicLong();
+
+	private final RedisConnectionStateListener disconnectCounter = new RedisConnectionStateListener() {
+
+		@Override
+		public void onRedisDisconnected(RedisChannelHandler<?, ?> connection) {
+			ReplicaAcknowledgements.this.disconnects.incrementAndGet();
+		}
+
+	};
+
+	/** The Spring connection that holds the own Lettuce connection open, once opened. */
+	private RedisConnection held;
+
+	private RedisClusterAsyncCommands<byte[], byte[]> heldCommands;
+
+	private boolean closed;
+
+	/**
+	 * @param connectionFactory the application's factory, from which the own connection comes
+	 * @param acks how many replicas, and how long to wait for them
+	 * @param description the server, for messages
+	 * @throws IllegalStateException where acknowledgements cannot be asked for (not Lettuce, a Cluster)
+	 */
+	ReplicaAcknowledgements(RedisConnectionFactory connectionFactory, RedisReplicaAcks acks, String description) {
+		if (!(connectionFactory instanceof LettuceConnectionFactory lettuce)) {
+			throw new IllegalStateException(PROPERTY + " needs a Lettuce connection factory (spring.data.redis with "
+					+ "Lettuce, Spring Boot's default), not " + connectionFactory.getClass().getName());
+		}
+		if (lettuce.isClusterAware()) {
+			throw new IllegalStateException(PROPERTY + " is not supported on Redis Cluster yet: set it to 0, or use "
+					+ "a single master with replicas (Sentinel)");
+		}
+		this.acks = acks;
+		this.description = description;
+		this.connectionFactory = lettuce;
+		this.scripts = new LettuceScripts(lettuce, true, description, this::openOwnConnection);
+	}
+
+	/**
+	 * A connection of the factory's own settings (server, Sentinel, TLS, credentials) that nothing
+	 * else uses: Spring Data Redis gives a pipelining connection a dedicated Lettuce connection, and
+	 * with every command flushed at once (its default policy) it behaves as a plain one. It stays open
+	 * until {@link #close()}, and is opened again if the factory closed it.
+	 */
+	@SuppressWarnings("unchecked")
+	private synchronized RedisClusterAsyncCommands<byte[], byte[]> openOwnConnection() {
+		if (this.closed) {
+			throw new IllegalStateException("Lock backend for " + this.description + " is closed");
+		}
+		if (this.held != null && this.heldCommands instanceof RedisAsyncCommands<byte[], byte[]> open
+				&& open.getStatefulConnection().isOpen()) {
+			// Another thread's first call opened it meanwhile.
+			return this.heldCommands;
+		}
+		closeOwnConnection();
+		AbstractRedisClient client = this.connectionFactory.getNativeClient();
+		if (client != null) {
+			client.removeListener(this.disconnectCounter);
+			client.addListener(this.disconnectCounter);
+		}
+		RedisConnection connection = this.connectionFactory.getConnection();
+		connection.openPipeline();
+		this.held = connection;
+		this.heldCommands = (RedisClusterAsyncCommands<byte[], byte[]>) connection.getNativeConnection();
+		return this.heldCommands;
+	}
+
+	private void closeOwnConnection() {
+		if (this.held != null) {
+			try {
+				this.held.closePipeline();
+			}
+			catch (RuntimeException ex) {
+				// Nothing was sent through Spring's pipeline; a connection already broken has nothing to give back.
+			}
+			this.held.close();
+			this.held = null;
+			this.heldCommands = null;
+		}
+	}
+
+	/**
+	 * Runs the acquisition script on the own connection, after asking which connection that is.
+	 * @return the script's reply, and the connection it ran on
+	 */
+	Sent acquire(RedisScript<?> script, byte[][] keys, byte[]... args) {
+		RedisClusterAsyncCommands<byte[], byte[]> commands = commands();
+		long before = this.disconnects.get();
+		Future<Long> clientId = commands.clientId();
+		List<?> reply = this.scripts.call(script, ScriptOutputType.MULTI, keys, args);
+		return new Sent(reply, await(clientId, Duration.ofSeconds(5), "CLIENT ID"), before);
+	}
+
+	/**
+	 * Waits until the replicas have everything the connection wrote up to the acquisition.
+	 * @param sent what {@link #acquire} sent
+	 * @param name the lock, for messages
+	 * @param bound how long the caller can wait at most (its own wait, half its lease)
+	 * @throws LockBackendException if too few replicas acknowledged in time, the connection changed
+	 * meanwhile, or the server refused the command; the hold is then the caller's to give back
+	 */
+	void acknowledge(Sent sent, String name, Duration bound) {
+		Duration timeout = (bound.compareTo(this.acks.timeout()) < 0) ? bound : this.acks.timeout();
+		long timeoutMillis = Math.max(1, timeout.toMillis());
+		RedisClusterAsyncCommands<byte[], byte[]> commands = commands();
+		String command = this.acks.appendOnly() ? "WAITAOF" : "WAIT";
+		Future<?> waited;
+		if (this.acks.appendOnly()) {
+			waited = commands.dispatch(WAITAOF, new ArrayOutput<>(ByteArrayCodec.INSTANCE),
+					new CommandArgs<>(ByteArrayCodec.INSTANCE).add(0).add(this.acks.replicas()).add(timeoutMillis));
+		}
+		else {
+			waited = commands.waitForReplication(this.acks.replicas(), timeoutMillis);
+		}
+		Future<Long> clientId = commands.clientId();
+		Object reply;
+		long after;
+		try {
+			// The server answers within the timeout; the margin covers a slow network, not a lost reply.
+			reply = await(waited, timeout.plusSeconds(5), command);
+			after = await(clientId, Duration.ofSeconds(5), "CLIENT ID");
+		}
+		catch (RuntimeException ex) {
+			throw refused(name, command, ex);
+		}
+		long acknowledged = acknowledgedReplicas(reply);
+		if (after != sent.clientId() || this.disconnects.get() != sent.disconnectsBefore()) {
+			throw new LockBackendException(name, "Lock '" + name + "': the connection to Redis (" + this.description
+					+ ") was re-established between the acquisition and its " + command + ", so no replica's "
+					+ "acknowledgement of the hold can be told; the hold was given back (" + PROPERTY + "="
+					+ this.acks.replicas() + ")", null);
+		}
+		if (acknowledged < this.acks.replicas()) {
+			throw new LockBackendException(name, "Lock '" + name + "': only " + acknowledged + " of the "
+					+ this.acks.replicas() + " replica(s) that " + PROPERTY + " asks for acknowledged the hold within "
+					+ timeoutMillis + " ms (Redis " + this.description + "); the hold was given back. Check the "
+					+ "replicas (INFO replication), or lower " + PROPERTY + " or raise distlock.redis.replica-ack-timeout",
+					null);
+		}
+	}
+
+	private LockBackendException refused(String name, String command, RuntimeException ex) {
+		String message = String.valueOf(ex.getMessage());
+		if (message.startsWith("ERR") || message.contains("unknown command") || message.contains("not supported")
+				|| message.contains("appendonly")) {
+			return new LockBackendException(name, "Lock '" + name + "': Redis (" + this.description + ") refused "
+					+ command + " (" + message + "), which " + PROPERTY + "=" + this.acks.replicas() + " needs; the hold "
+					+ "was given back. Behind a proxy that refuses " + command + ", set " + PROPERTY + "=0"
+					+ (this.acks.appendOnly() ? "; WAITAOF needs Redis 7.2 or later, or set "
+							+ "distlock.redis.replica-acks-append-only=false" : ""), ex);
+		}
+		return new LockBackendException(name, "Lock '" + name + "': Redis (" + this.description + ") did not answer "
+				+ command + " (" + message + "); the hold was given back", ex);
+	}
+
+	private static long acknowledgedReplicas(Object reply) {
+		if (reply instanceof Long count) {
+			return count;
+		}
+		// WAITAOF: [local fsyncs, replica fsyncs].
+		if (reply instanceof List<?> counts && counts.size() == 2 && counts.get(1) instanceof Long replicas) {
+			return replicas;
+		}
+		throw new IllegalStateException("Unexpected reply " + reply + " to WAIT/WAITAOF");
+	}
+
+	private RedisClusterAsyncCommands<byte[], byte[]> commands() {
+		if (!this.scripts.ready() && !this.scripts.prepareOnce()) {
+			throw new IllegalStateException("No connection of distlock's own to Redis (" + this.description + ")");
+		}
+		return this.scripts.commands();
+	}
+
+	private static <T> T await(Future<T> reply, Duration within, String command) {
+		try {
+			return reply.get(within.toNanos(), TimeUnit.NANOSECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new RedisCommandInterruptedException(ex);
+		}
+		catch (TimeoutException ex) {
+			throw new IllegalStateException("Redis did not answer " + command + " within " + within.toMillis() + " ms");
+		}
+		catch (ExecutionException ex) {
+			throw (ex.getCause() instanceof RuntimeException runtime) ? runtime : new IllegalStateException(ex.getCause());
+		}
+	}
+
+	@Override
+	public synchronized void close() {
+		this.closed = true;
+		AbstractRedisClient client = this.connectionFactory.getNativeClient();
+		if (client != null) {
+			client.removeListener(this.disconnectCounter);
+		}
+		closeOwnConnection();
+	}
+
+	/**
+	 * An acquisition sent on the own connection.
+	 * @param reply the script's reply
+	 * @param clientId the connection's id on the server just before the script
+	 * @param disconnectsBefore the own client's disconnects counted before it
+	 */
+	record Sent(List<?> reply, long clientId, long disconnectsBefore) {
+	}
+
+}
