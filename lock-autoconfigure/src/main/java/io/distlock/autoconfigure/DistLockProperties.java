@@ -13,6 +13,7 @@ import org.springframework.core.Ordered;
 import io.distlock.core.LockEngineOptions;
 import io.distlock.jdbc.JdbcLockRegistry;
 import io.distlock.redis.RedisLockRegistry;
+import io.distlock.redis.RedisReplicaAcks;
 import io.distlock.redlock.RedlockSettings;
 import io.distlock.zookeeper.ZooKeeperLockRegistry;
 
@@ -72,6 +73,8 @@ public class DistLockProperties implements InitializingBean {
 	private Duration restartGrace;
 
 	private final Watchdog watchdog = new Watchdog();
+
+	private final Redis redis = new Redis();
 
 	private final Redlock redlock = new Redlock();
 
@@ -140,6 +143,10 @@ public class DistLockProperties implements InitializingBean {
 
 	public Watchdog getWatchdog() {
 		return this.watchdog;
+	}
+
+	public Redis getRedis() {
+		return this.redis;
 	}
 
 	public Redlock getRedlock() {
@@ -558,6 +565,58 @@ public class DistLockProperties implements InitializingBean {
 
 		public void setBundle(String bundle) {
 			this.bundle = bundle;
+		}
+
+	}
+
+	/**
+	 * Locks on the Redis of spring.data.redis (a single master with replicas, or Sentinel).
+	 */
+	public static class Redis {
+
+		/**
+		 * How many replicas must have a hold before its holder goes on (WAIT after each acquisition,
+		 * and after taking up a lock handed over). A master that crashes right after a grant then
+		 * cannot leave a promoted replica without it. 0: none (replication stays asynchronous). An
+		 * acquisition too few replicas acknowledge is given back and fails. Not on Redis Cluster; a
+		 * proxy that refuses WAIT needs 0.
+		 */
+		private int replicaAcks;
+
+		/**
+		 * How long an acquisition waits for distlock.redis.replica-acks replicas at most; also bounded
+		 * by the caller's own wait time and by half the lease.
+		 */
+		private Duration replicaAckTimeout = RedisReplicaAcks.NONE.timeout();
+
+		/**
+		 * Whether a replica counts only once it has written the hold to its append-only file (WAITAOF,
+		 * Redis 7.2+, replicas with appendonly yes) rather than once it has received it (WAIT).
+		 */
+		private boolean replicaAcksAppendOnly;
+
+		public int getReplicaAcks() {
+			return this.replicaAcks;
+		}
+
+		public void setReplicaAcks(int replicaAcks) {
+			this.replicaAcks = replicaAcks;
+		}
+
+		public Duration getReplicaAckTimeout() {
+			return this.replicaAckTimeout;
+		}
+
+		public void setReplicaAckTimeout(Duration replicaAckTimeout) {
+			this.replicaAckTimeout = replicaAckTimeout;
+		}
+
+		public boolean isReplicaAcksAppendOnly() {
+			return this.replicaAcksAppendOnly;
+		}
+
+		public void setReplicaAcksAppendOnly(boolean replicaAcksAppendOnly) {
+			this.replicaAcksAppendOnly = replicaAcksAppendOnly;
 		}
 
 	}

@@ -15,6 +15,7 @@ import io.distlock.LockWatchdog;
 import io.distlock.autoconfigure.DistLockProperties.Backend;
 import io.distlock.autoconfigure.DistLockProperties.NamedRegistry;
 import io.distlock.core.LockEngineOptions;
+import io.distlock.redis.RedisReplicaAcks;
 import io.distlock.redlock.RedlockSettings;
 import io.distlock.redlock.RedlockUris;
 
@@ -64,6 +65,8 @@ final class DistLockSettings {
 	private final DistLockProperties properties;
 
 	private final Duration restartGrace;
+
+	private final RedisReplicaAcks replicaAcks;
 
 	private final RegistrySpec defaults;
 
@@ -120,8 +123,41 @@ final class DistLockSettings {
 					"Set distlock.lease-time (e.g. 30s) longer than your slowest locked method, or re-enable the watchdog.");
 		}
 		this.restartGrace = effectiveRestartGrace(properties);
+		this.replicaAcks = replicaAcks(properties, nodes);
+		this.named.replaceAll((name, spec) -> spec.withReplicaAcks(this.replicaAcks));
 		this.defaults = new RegistrySpec(null, backend, properties.getKeyPrefix(), properties.getJdbc().getTableName(),
-				properties.getJdbc().isCreateSchema(), zookeeper.getBasePath(), watchdogTimeout, nodes);
+				properties.getJdbc().isCreateSchema(), zookeeper.getBasePath(), watchdogTimeout, nodes, this.replicaAcks);
+	}
+
+	/**
+	 * Replica acknowledgement for every registry on spring.data.redis (the default one and named ones);
+	 * it has no meaning for Redlock, whose masters are independent.
+	 */
+	private RedisReplicaAcks replicaAcks(DistLockProperties properties, RedlockUris nodes) {
+		DistLockProperties.Redis redis = properties.getRedis();
+		if (redis.getReplicaAcks() < 0) {
+			throw new InvalidDistLockPropertyException("distlock.redis.replica-acks", redis.getReplicaAcks(),
+					"must not be negative", "Set distlock.redis.replica-acks to 0 (no acknowledgement) or to how many "
+							+ "replicas must have a hold, e.g. 1.");
+		}
+		Duration timeout = redis.getReplicaAckTimeout();
+		if (timeout == null || timeout.isNegative() || timeout.isZero()) {
+			throw new InvalidDistLockPropertyException("distlock.redis.replica-ack-timeout", timeout, "must be positive",
+					"Set distlock.redis.replica-ack-timeout to how long an acquisition may wait for its replicas, e.g. 1s.");
+		}
+		if (redis.getReplicaAcks() > 0) {
+			boolean onRedis = (properties.getBackend() == Backend.REDIS && nodes == null) || this.named.values()
+				.stream()
+				.anyMatch(spec -> spec.backend() == Backend.REDIS && spec.redlockNodes() == null);
+			if (!onRedis) {
+				throw new InvalidDistLockPropertyException("distlock.redis.replica-acks", redis.getReplicaAcks(),
+						"applies to locks on the Redis of spring.data.redis, and no registry keeps them there"
+								+ ((nodes != null) ? " (distlock.redlock.nodes makes the default one use Redlock, "
+										+ "whose masters are independent and have no replicas to wait for)" : ""),
+						"Remove distlock.redis.replica-acks, or keep locks on spring.data.redis.");
+			}
+		}
+		return new RedisReplicaAcks(redis.getReplicaAcks(), timeout, redis.isReplicaAcksAppendOnly());
 	}
 
 	/**
@@ -178,7 +214,8 @@ final class DistLockSettings {
 				orElse(declared.getTableName(), this.properties.getJdbc().getTableName()),
 				orElse(declared.getCreateSchema(), this.properties.getJdbc().isCreateSchema()),
 				orElse(declared.getBasePath(), this.properties.getZookeeper().getBasePath()),
-				orElse(declared.getWatchdogTimeout(), this.properties.getWatchdog().getTimeout()), nodes);
+				orElse(declared.getWatchdogTimeout(), this.properties.getWatchdog().getTimeout()), nodes,
+				RedisReplicaAcks.NONE);
 	}
 
 	private static <T> T orElse(T value, T fallback) {
@@ -304,9 +341,15 @@ final class DistLockSettings {
 	 * @param basePath a ZooKeeper registry's parent znode
 	 * @param watchdogTimeout the lease of watchdog-kept locks
 	 * @param redlockNodes a Redis registry's own Redlock masters, or {@code null} for none
+	 * @param replicaAcks how many replicas must have a hold on spring.data.redis
 	 */
 	record RegistrySpec(String prefix, Backend backend, String keyPrefix, String tableName, boolean createSchema,
-			String basePath, Duration watchdogTimeout, RedlockUris redlockNodes) {
+			String basePath, Duration watchdogTimeout, RedlockUris redlockNodes, RedisReplicaAcks replicaAcks) {
+
+		private RegistrySpec withReplicaAcks(RedisReplicaAcks acks) {
+			return new RegistrySpec(this.prefix, this.backend, this.keyPrefix, this.tableName, this.createSchema,
+					this.basePath, this.watchdogTimeout, this.redlockNodes, acks);
+		}
 
 		/** @return where {@code table-name} and {@code create-schema} are set, for a failure */
 		String jdbcPrefix() {

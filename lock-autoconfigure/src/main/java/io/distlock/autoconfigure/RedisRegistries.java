@@ -27,7 +27,7 @@ final class RedisRegistries {
 	 */
 	static RedisLockRegistry create(RegistrySpec spec, RedisConnectionFactory connectionFactory,
 			LockEngineOptions options) {
-		return new RedisLockRegistry(connectionFactory, spec.keyPrefix(), options);
+		return new RedisLockRegistry(connectionFactory, spec.keyPrefix(), options, spec.replicaAcks());
 	}
 
 	/** A registry named in properties, on the application's single connection factory. */
