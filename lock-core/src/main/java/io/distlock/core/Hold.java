@@ -112,6 +112,14 @@ final class Hold {
 		this.logicalName = LockOrigin.currentLockName();
 	}
 
+	/**
+	 * @return this hold for a renewal: by its attempt, so that a renewal landing after the hold's
+	 * release extends no later hold of its owner
+	 */
+	LockBackend.HoldRef ref() {
+		return new LockBackend.HoldRef(this.name, this.owner, this.attemptId);
+	}
+
 	String origin() {
 		return this.origin;
 	}

@@ -155,7 +155,7 @@ final class LeaseRenewals implements AutoCloseable {
 		for (Hold hold : batch) {
 			// Before the call: a re-entry sent while it is on its way must not ask for less.
 			hold.askedAtLeastUntil(start + this.lease.toNanos());
-			refs.add(new LockBackend.HoldRef(hold.name, hold.owner));
+			refs.add(hold.ref());
 		}
 		List<Boolean> renewed;
 		try {
@@ -230,7 +230,7 @@ final class LeaseRenewals implements AutoCloseable {
 				hold.askedAtLeastUntil(start + lease.toNanos());
 				try {
 					boolean extended = this.backend
-						.renew(List.of(new LockBackend.HoldRef(hold.name, hold.owner)), lease, Hold.waitWithin(List.of(hold), start))
+						.renew(List.of(hold.ref()), lease, Hold.waitWithin(List.of(hold), start))
 						.get(0);
 					if (extended) {
 						hold.confirmedUntil(start + this.backend.renewalValidity(lease).toNanos());

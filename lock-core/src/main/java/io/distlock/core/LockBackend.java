@@ -135,10 +135,11 @@ public interface LockBackend extends AutoCloseable {
 	}
 
 	/**
-	 * Extends the lease of every lock that its owner still holds, in as few round trips as the
-	 * backend allows, failing once {@code within} has passed without an answer: the watchdog passes
-	 * what is left of the shortest lease, so that a holder learns of a loss when its lease runs out
-	 * rather than at a connection-wide timeout. A backend that cannot bound its calls may take longer.
+	 * Extends the lease of every hold that still lasts (the very hold each {@link HoldRef} names, not
+	 * a later one of the same owner), in as few round trips as the backend allows, failing once
+	 * {@code within} has passed without an answer: the watchdog passes what is left of the shortest
+	 * lease, so that a holder learns of a loss when its lease runs out rather than at a
+	 * connection-wide timeout. A backend that cannot bound its calls may take longer.
 	 * @param holds the locks to renew
 	 * @param lease the new lease from now
 	 * @param within how long the caller can wait for the answer; {@code null}: the backend's own timeout
@@ -225,11 +226,26 @@ public interface LockBackend extends AutoCloseable {
 	void close();
 
 	/**
-	 * A lock and the owner whose hold is meant.
+	 * A lock, the owner whose hold is meant, and which of that owner's holds: a renewal that reaches
+	 * the backend after the owner released the hold and took the lock again (the watchdog took the
+	 * hold from its list just before the release; a slow connection; a node of Redlock answering
+	 * late) must not give the new hold the watchdog's lease, which a crashed holder would then block
+	 * others for, and which the engine does not know of.
 	 * @param name the lock's name
 	 * @param owner the owner id
+	 * @param attemptId the {@link Acquisition#attemptId()} of the acquisition that took the hold, which
+	 * the backend renews only while that hold lasts; or {@code null} for whatever hold the owner has
 	 */
-	record HoldRef(String name, String owner) {
+	record HoldRef(String name, String owner, String attemptId) {
+
+		/**
+		 * @param name the lock's name
+		 * @param owner the owner id
+		 */
+		public HoldRef(String name, String owner) {
+			this(name, owner, null);
+		}
+
 	}
 
 	/**

@@ -134,7 +134,7 @@ final class Unlocking {
 	 * @return {@link Release#RELEASED} if the lease was set, {@link Release#NOT_HELD} if the hold was gone
 	 */
 	private Release keepFor(Hold hold, Duration keep, Duration within) {
-		List<HoldRef> ref = List.of(new HoldRef(hold.name, hold.owner));
+		List<HoldRef> ref = List.of(hold.ref());
 		// Below a millisecond a lease of 0 would free the lock without waking anyone.
 		Duration lease = (keep.toMillis() < 1) ? Duration.ofMillis(1) : keep;
 		boolean kept = this.renewals.serially(() -> this.backend.renew(ref, lease, within).get(0),

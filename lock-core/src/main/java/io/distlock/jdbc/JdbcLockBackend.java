@@ -261,7 +261,11 @@ public final class JdbcLockBackend implements LockBackend {
 		});
 	}
 
-	/** Renews in one batch statement of its own transaction; {@code within} is not applied. */
+	/**
+	 * Renews in one batch statement of its own transaction; {@code within} is not applied. A row does
+	 * not tell one owner's holds apart (no {@link HoldRef#attemptId()}): a renewal that reaches the
+	 * table after the owner released and took the lock again renews the new hold, to this lease.
+	 */
 	@Override
 	public List<Boolean> renew(List<HoldRef> holds, Duration lease, Duration within) {
 		return this.transactions.execute(status -> {

@@ -363,11 +363,13 @@ final class RedisLockCalls {
 	 */
 	List<Boolean> renewInOneScript(List<HoldRef> holds, Duration lease, Duration within) {
 		byte[][] lockKeys = new byte[holds.size()][];
-		byte[][] args = new byte[holds.size() + 1][];
+		byte[][] args = new byte[2 * holds.size() + 1][];
 		args[0] = this.arguments.lease(lease);
 		for (int i = 0; i < holds.size(); i++) {
-			lockKeys[i] = this.encodedKeys.lockKey(holds.get(i).name());
-			args[i + 1] = this.arguments.owner(holds.get(i).owner());
+			HoldRef hold = holds.get(i);
+			lockKeys[i] = this.encodedKeys.lockKey(hold.name());
+			args[2 * i + 1] = this.arguments.owner(hold.owner());
+			args[2 * i + 2] = ScriptArguments.text((hold.attemptId() != null) ? hold.attemptId() : "");
 		}
 		List<?> reply = (within != null) ? eval(LockScripts.RENEW, ScriptOutputType.MULTI, lockKeys, within, args)
 				: (List<?>) throughTemplate(LockScripts.RENEW, lockKeys, args);

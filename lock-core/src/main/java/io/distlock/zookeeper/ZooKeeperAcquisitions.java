@@ -215,12 +215,12 @@ final class ZooKeeperAcquisitions {
 		if (!this.holds.extendIfLive(hold, lease)) {
 			return Acquisition.lost();
 		}
-		return Acquisition.acquired(hold.czxid, lease);
+		return Acquisition.acquired(hold.czxid, lease, hold.attemptId());
 	}
 
 	private Acquisition held(String name, String owner, String path, Stat stat, Duration lease) {
 		Held hold = this.holds.take(name, owner, path, stat, lease);
-		return Acquisition.acquired(hold.czxid, lease);
+		return Acquisition.acquired(hold.czxid, lease, hold.attemptId());
 	}
 
 }

@@ -14,6 +14,8 @@ import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import io.distlock.core.LockBackend.HoldRef;
+
 /**
  * This client's holds and their leases: ZooKeeper keeps no lease, so each hold's expiry is
  * scheduled here, on one thread for all holds, which also runs the backend's background tidying.
@@ -200,6 +202,19 @@ final class ZooKeeperHolds {
 			this.path = path;
 			this.czxid = czxid;
 			this.session = session;
+		}
+
+		/**
+		 * @return what names this hold to the engine ({@code Acquisition.attemptId()}): its node, which no
+		 * later hold of the same owner has
+		 */
+		String attemptId() {
+			return Long.toString(this.czxid);
+		}
+
+		/** @return whether {@code ref} means this hold: its owner's, naming this hold's attempt or none */
+		boolean namedBy(HoldRef ref) {
+			return this.owner.equals(ref.owner()) && (ref.attemptId() == null || ref.attemptId().equals(attemptId()));
 		}
 
 	}

@@ -14,8 +14,9 @@ import io.distlock.core.LockBackend.HoldRef;
 import io.distlock.zookeeper.ZooKeeperHolds.Held;
 
 /**
- * Renews this client's holds: a hold is renewed if its node is still there, created by the
- * current session, checked for a whole batch in one pipelined round trip.
+ * Renews this client's holds: a hold is renewed if it is the one the renewal names (not a later
+ * hold of its owner) and its node is still there, created by the current session, checked for a
+ * whole batch in one pipelined round trip.
  */
 final class ZooKeeperRenewals {
 
@@ -43,8 +44,10 @@ final class ZooKeeperRenewals {
 		for (int i = 0; i < refs.size(); i++) {
 			HoldRef ref = refs.get(i);
 			Held hold = this.holds.get(ref.name());
-			if (hold == null || !hold.owner.equals(ref.owner()) || hold.gone || hold.session != session) {
-				if (hold != null && hold.owner.equals(ref.owner())) {
+			if (hold == null || !hold.namedBy(ref) || hold.gone || hold.session != session) {
+				// Only the hold named is forgotten: a later hold of its owner (the named one was released
+				// since) is neither renewed nor forgotten, and keeps its own lease.
+				if (hold != null && hold.namedBy(ref)) {
 					this.holds.forget(hold);
 				}
 				answers.set(i, Boolean.FALSE);

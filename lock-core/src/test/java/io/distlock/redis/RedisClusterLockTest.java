@@ -19,6 +19,11 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.distlock.DistLock;
+import io.distlock.core.AcquireRequest;
+import io.distlock.core.LockBackend.Acquisition;
+import io.distlock.core.LockBackend.HoldRef;
+import io.distlock.core.LockBackend.Release;
+import io.distlock.core.ReleaseRequest;
 import io.distlock.embedded.RedisServerProcess;
 import io.distlock.testing.HoldsOnThreads;
 import io.distlock.testing.RedisClusterExtension;
@@ -136,6 +141,46 @@ class RedisClusterLockTest {
 		}
 		finally {
 			threads.shutdownNow();
+		}
+	}
+
+	@Test
+	void aPerSlotRenewalBatchRenewsTheHoldsItWasSentForAndNoLaterHoldOfTheirOwners() {
+		RedisLockBackend backend = new RedisLockBackend(this.clients.connectionFactory(), "distlock");
+		try {
+			Duration watchdogLease = Duration.ofSeconds(30);
+			Duration shortLease = Duration.ofSeconds(2);
+			List<HoldRef> batch = new ArrayList<>();
+			for (int i = 0; i < 12; i++) {
+				String name = "batch:" + i;
+				Acquisition first = backend.acquire(new AcquireRequest(name, "o:1", 0, shortLease, Duration.ZERO, "t" + i));
+				assertThat(first.status()).isEqualTo(Acquisition.Status.ACQUIRED);
+				batch.add(new HoldRef(name, "o:1", first.attemptId()));
+				if (i % 2 == 1) {
+					// Released and taken again before the renewal lands: the renewal names the first hold.
+					assertThat(backend.release(new ReleaseRequest(name, "o:1", 1, first.attemptId(), Acquisition.NO_TOKEN, null)))
+						.isEqualTo(Release.RELEASED);
+					assertThat(backend.acquire(new AcquireRequest(name, "o:1", 0, shortLease, Duration.ZERO, "u" + i)).status())
+						.isEqualTo(Acquisition.Status.ACQUIRED);
+				}
+			}
+			assertThat(batch.stream().map(ref -> ClusterSlotTags.slot("distlock:{" + ref.name() + "}")).distinct().count())
+				.as("slots in the batch").isGreaterThan(1);
+
+			assertThat(backend.renew(batch, watchdogLease, Duration.ofSeconds(10)))
+				.containsExactly(true, false, true, false, true, false, true, false, true, false, true, false);
+			for (int i = 0; i < batch.size(); i++) {
+				Duration left = backend.remainingLease(batch.get(i).name());
+				if (i % 2 == 0) {
+					assertThat(left).as("lease of the renewed %s", batch.get(i).name()).isGreaterThan(shortLease);
+				}
+				else {
+					assertThat(left).as("lease of the later hold of %s", batch.get(i).name()).isLessThanOrEqualTo(shortLease);
+				}
+			}
+		}
+		finally {
+			backend.close();
 		}
 	}
 

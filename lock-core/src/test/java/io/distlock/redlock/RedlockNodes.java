@@ -11,6 +11,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import io.distlock.LockListener;
 import io.distlock.core.LockEngineOptions;
 import io.distlock.embedded.RedisServerProcess;
+import io.distlock.redis.RedisNode;
 
 /**
  * Five independent {@code redis-server} masters and the Redlock clients the tests build on them.
@@ -43,6 +44,30 @@ final class RedlockNodes implements AutoCloseable {
 	}
 
 	RedlockLockRegistry client(Duration watchdogTimeout, RedlockSettings settings, LockListener... listeners) {
+		List<LettuceConnectionFactory> factories = factories();
+		LockEngineOptions.Builder options = LockEngineOptions.builder().watchdogTimeout(watchdogTimeout);
+		for (LockListener listener : listeners) {
+			options.listener(listener);
+		}
+		RedlockLockRegistry registry = RedlockLockRegistry.owning(factories, "distlock", settings, options.build());
+		this.clients.add(registry);
+		return registry;
+	}
+
+	/**
+	 * A Redlock backend on these nodes without an engine, for tests that call it directly; closed,
+	 * with its connections, with the clients.
+	 */
+	RedlockBackend backend() {
+		List<LettuceConnectionFactory> factories = factories();
+		RedlockBackend backend = new RedlockBackend(
+				factories.stream().map(factory -> new RedisNode(factory, "distlock", Duration.ZERO)).toList(), SETTINGS);
+		this.clients.add(backend);
+		factories.forEach(factory -> this.clients.add(factory::destroy));
+		return backend;
+	}
+
+	private List<LettuceConnectionFactory> factories() {
 		List<LettuceConnectionFactory> factories = new ArrayList<>();
 		for (RedisServerProcess server : this.servers) {
 			// Well above the node timeout, yet short enough that calls to a dead or paused node do not
@@ -54,13 +79,7 @@ final class RedlockNodes implements AutoCloseable {
 			factory.start();
 			factories.add(factory);
 		}
-		LockEngineOptions.Builder options = LockEngineOptions.builder().watchdogTimeout(watchdogTimeout);
-		for (LockListener listener : listeners) {
-			options.listener(listener);
-		}
-		RedlockLockRegistry registry = RedlockLockRegistry.owning(factories, "distlock", settings, options.build());
-		this.clients.add(registry);
-		return registry;
+		return factories;
 	}
 
 	void flushAll() {

@@ -142,6 +142,28 @@ class ZooKeeperLockBackendRaceTest {
 		assertThat(this.mine.renew(List.of(new HoldRef("r", "owner-1")), LONG, null)).containsExactly(false);
 	}
 
+	/**
+	 * Defect: a renewal the watchdog took up for a hold that its owner then released and took again
+	 * with a short lease renewed the new hold, to the watchdog's lease.
+	 */
+	@Test
+	void aRenewalOfAReleasedHoldDoesNotStretchTheOwnersNextHold() throws Exception {
+		Duration shortLease = Duration.ofSeconds(10);
+		Acquisition first = this.mine.acquire(new AcquireRequest("s", "owner-1", 0, LONG, Duration.ZERO, "t1"));
+		HoldRef renewal = new HoldRef("s", "owner-1", first.attemptId());
+		assertThat(this.mine.release(new ReleaseRequest("s", "owner-1", 1, first.attemptId(), first.token(), null)))
+			.isEqualTo(Release.RELEASED);
+		Acquisition second = this.mine.acquire(new AcquireRequest("s", "owner-1", 0, shortLease, Duration.ZERO, "t2"));
+		assertThat(second.status()).isEqualTo(Acquisition.Status.ACQUIRED);
+
+		assertThat(this.mine.renew(List.of(renewal), LONG, null)).as("the renewal of the released hold").containsExactly(false);
+		assertThat(this.mine.remainingLease("s")).as("the second hold's lease").isLessThanOrEqualTo(shortLease);
+		assertThat(this.mine.isHeldBy("s", "owner-1")).as("the second hold is kept").isTrue();
+		assertThat(this.mine.renew(List.of(new HoldRef("s", "owner-1", second.attemptId())), LONG, null))
+			.as("the second hold's own renewal").containsExactly(true);
+		assertThat(this.mine.remainingLease("s")).isGreaterThan(shortLease);
+	}
+
 	/** Defect: a re-entry extended a hold lost after its check and answered ACQUIRED on a deleted node. */
 	@Test
 	void aHoldLostBetweenTheReentrysCheckAndItsExtensionIsReportedLost() throws Exception {
