@@ -1,6 +1,7 @@
 package io.distlock.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
@@ -26,6 +27,7 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 import io.distlock.DistLock;
 import io.distlock.HoldInfo;
+import io.distlock.LockBackendException;
 import io.distlock.LockListener;
 import io.distlock.LockLostException;
 import io.distlock.LockRegistry;
@@ -337,6 +339,35 @@ class DistLockAutoConfigurationTests {
 	@Test
 	void restartGraceMustNotBeNegative() {
 		assertStartupFailure("distlock.restart-grace", "to 0 to turn it off", "distlock.restart-grace=-1s");
+	}
+
+	@Test
+	void replicaAcksMustNotBeNegative() {
+		assertStartupFailure("distlock.redis.replica-acks", "must not be negative", "distlock.redis.replica-acks=-1");
+	}
+
+	@Test
+	void replicaAckTimeoutMustBePositive() {
+		assertStartupFailure("distlock.redis.replica-ack-timeout", "must be positive", "distlock.redis.replica-acks=1",
+				"distlock.redis.replica-ack-timeout=0s");
+	}
+
+	@Test
+	void replicaAcksHaveNoMeaningForRedlock() {
+		assertStartupFailure("distlock.redis.replica-acks", "no replicas to wait for", "distlock.redis.replica-acks=1",
+				"distlock.redlock.nodes=redis://a:1,redis://b:1,redis://c:1");
+	}
+
+	@Test
+	void replicaAcksReachTheRegistry() {
+		// The test server has no replica: an acquisition that asks for one fails, and says why.
+		runner().withPropertyValues("distlock.redis.replica-acks=1", "distlock.redis.replica-ack-timeout=100ms")
+			.run(context -> {
+				DistLock lock = context.getBean(LockRegistry.class).getLock("acknowledged");
+				assertThatExceptionOfType(LockBackendException.class).isThrownBy(() -> lock.tryLock(Duration.ofSeconds(1)))
+					.withMessageContaining("only 0 of the 1 replica(s) that distlock.redis.replica-acks asks for");
+				assertThat(lock.isHeldByCurrentThread()).isFalse();
+			});
 	}
 
 	@Test
