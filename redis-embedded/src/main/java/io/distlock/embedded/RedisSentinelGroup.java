@@ -42,6 +42,9 @@ public final class RedisSentinelGroup implements AutoCloseable {
 
 	private final List<RedisServerProcess> sentinels = new ArrayList<>();
 
+	/** The replica's link to its master, where {@link #startWithRelayedReplicaLink()} relays it. */
+	private TcpRelay replicaLink;
+
 	private RedisSentinelGroup() {
 	}
 
@@ -52,14 +55,34 @@ public final class RedisSentinelGroup implements AutoCloseable {
 	 * @return the running deployment
 	 */
 	public static RedisSentinelGroup start() {
+		return start(false);
+	}
+
+	/**
+	 * {@link #start()}, with the replica's link to its master through a {@link TcpRelay} that a test
+	 * can {@linkplain TcpRelay#drop() break without either side noticing}, so that the replica misses
+	 * what the master writes next (a signal such as SIGSTOP would not do: the kernel keeps receiving
+	 * for a stopped process, and it reads everything once resumed).
+	 * @return the running deployment; {@link #replicaLink()} is the relay
+	 */
+	public static RedisSentinelGroup startWithRelayedReplicaLink() {
+		return start(true);
+	}
+
+	private static RedisSentinelGroup start(boolean relayed) {
 		RedisSentinelGroup group = new RedisSentinelGroup();
 		try {
 			// Diskless sync without its default 5 s delay: the replica is in sync at once, and so is
 			// the replica of a promoted master (none here, but a restarted node would be one).
 			RedisServerProcess master = RedisServerProcess.start("--repl-diskless-sync-delay", "0");
 			group.dataNodes.add(master);
+			int masterPort = master.port();
+			if (relayed) {
+				group.replicaLink = new TcpRelay(master.port());
+				masterPort = group.replicaLink.port();
+			}
 			RedisServerProcess replica = RedisServerProcess.start("--repl-diskless-sync-delay", "0", "--replicaof",
-					master.host(), Integer.toString(master.port()));
+					master.host(), Integer.toString(masterPort));
 			group.dataNodes.add(replica);
 			await("the replica on port " + replica.port() + " to sync with the master on port " + master.port(),
 					() -> replica.query("INFO", "replication").contains("master_link_status:up"));
@@ -95,6 +118,17 @@ public final class RedisSentinelGroup implements AutoCloseable {
 	/** @return {@code host:port} of every sentinel, for {@code spring.data.redis.sentinel.nodes} */
 	public List<String> sentinelNodes() {
 		return this.sentinels.stream().map(sentinel -> sentinel.host() + ":" + sentinel.port()).toList();
+	}
+
+	/**
+	 * @return the relay of the replica's link to its first master
+	 * @throws IllegalStateException unless started with {@link #startWithRelayedReplicaLink()}
+	 */
+	public TcpRelay replicaLink() {
+		if (this.replicaLink == null) {
+			throw new IllegalStateException("The replica's link is not relayed: start with startWithRelayedReplicaLink()");
+		}
+		return this.replicaLink;
 	}
 
 	/** @return the sentinel processes */
@@ -155,6 +189,9 @@ public final class RedisSentinelGroup implements AutoCloseable {
 		// Sentinels first, so that none starts a failover while the data nodes go down.
 		this.sentinels.forEach(RedisServerProcess::close);
 		this.dataNodes.forEach(RedisServerProcess::close);
+		if (this.replicaLink != null) {
+			this.replicaLink.close();
+		}
 	}
 
 	private boolean knowsEveryone(RedisServerProcess sentinel) {

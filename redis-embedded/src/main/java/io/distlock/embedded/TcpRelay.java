@@ -33,6 +33,9 @@ public final class TcpRelay implements AutoCloseable {
 
 	private volatile boolean closed;
 
+	/** Whether bytes are dropped instead of relayed (see {@link #drop()}). */
+	private volatile boolean dropping;
+
 	/**
 	 * Starts relaying to {@code targetPort} on 127.0.0.1.
 	 * @param targetPort where connections go
@@ -69,6 +72,20 @@ public final class TcpRelay implements AutoCloseable {
 	 */
 	public void delay(Duration least, Duration most) {
 		this.delayNanos = new long[] { least.toNanos(), Math.max(least.toNanos(), most.toNanos()) };
+	}
+
+	/**
+	 * Drops every byte in both directions from now on, while the connections stay open: a partition
+	 * that TCP does not notice, in which whatever one side sends is lost, as a replica's link that
+	 * breaks right after its master granted a lock. {@link #pass()} ends it.
+	 */
+	public void drop() {
+		this.dropping = true;
+	}
+
+	/** Relays bytes again after {@link #drop()}; what was dropped meanwhile stays lost. */
+	public void pass() {
+		this.dropping = false;
 	}
 
 	/** Closes every relayed connection; clients see their connection reset. */
@@ -121,6 +138,9 @@ public final class TcpRelay implements AutoCloseable {
 				while ((read = in.read(buffer)) != -1) {
 					if (towardsTarget) {
 						pause();
+					}
+					if (this.dropping) {
+						continue;
 					}
 					out.write(buffer, 0, read);
 					out.flush();
