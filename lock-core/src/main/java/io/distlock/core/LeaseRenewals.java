@@ -214,19 +214,25 @@ final class LeaseRenewals implements AutoCloseable {
 	 * it to the hold's own lease a quarter of that lease later, on the watchdog's thread, if it is
 	 * still held then. Most critical sections under contention are over by then and cost no call;
 	 * the rest have three quarters of the provisional lease left for the extension to land.
+	 * An explicit lease counts from the take-up, not from the extension: it asks for what is left of
+	 * it then, so that a crashed holder keeps the lock no longer than it asked for.
 	 * @param hold the hold handed over
-	 * @param lease its own lease (the watchdog timeout, or the explicit lease it asked for)
+	 * @param ownLease its own lease (the watchdog timeout, or the explicit lease it asked for)
 	 */
-	void extendHandedOver(Hold hold, Duration lease) {
-		if (lease.compareTo(LockBackend.QUEUE_PLACE) <= 0) {
+	void extendHandedOver(Hold hold, Duration ownLease) {
+		if (ownLease.compareTo(LockBackend.QUEUE_PLACE) <= 0) {
 			return;
 		}
+		long takenUpAt = System.nanoTime();
 		try {
 			this.lane.schedule(() -> {
 				if (this.closed || hold.releasing() || hold.lost() != null) {
 					return;
 				}
 				long start = System.nanoTime();
+				// Whole milliseconds, rounded down: backends count leases in them, and never more than asked.
+				Duration lease = hold.watchdog ? ownLease
+						: Duration.ofMillis(TimeUnit.NANOSECONDS.toMillis(ownLease.toNanos() - (start - takenUpAt)));
 				hold.askedAtLeastUntil(start + lease.toNanos());
 				try {
 					boolean extended = this.backend

@@ -259,6 +259,40 @@ class RedisFairHandOffTest {
 	}
 
 	@Test
+	void aHandedOverExplicitLeaseEndsItsLeaseAfterTheHandOffNotAfterTheExtension() throws Exception {
+		// The extension lands a quarter of a queue place after the hand-off: asking for the whole lease
+		// then would keep a crashed holder's lock about a second longer than it asked for.
+		Duration lease = Duration.ofSeconds(6);
+		DistLock holder = this.clients.registry(Duration.ofSeconds(30)).getLock("explicit-handed");
+		holder.lock();
+		DistLock waiter = this.clients.registry(Duration.ofSeconds(30)).getLock("explicit-handed");
+		CountDownLatch mayRelease = new CountDownLatch(1);
+		long[] takenAt = new long[1];
+		Future<?> waiting = this.threads.submit(() -> {
+			assertThat(waiter.tryLock(Duration.ofSeconds(20), lease)).isTrue();
+			takenAt[0] = System.nanoTime();
+			mayRelease.await();
+			waiter.unlock();
+			return null;
+		});
+		await().atMost(Duration.ofSeconds(10)).until(() -> queueLength("explicit-handed") == 1);
+		holder.unlock();
+		// Extended: more left than the provisional lease (a queue place) could give.
+		await().atMost(Duration.ofSeconds(10)).until(() -> takenAt[0] != 0
+				&& leftAfter(holder, takenAt[0]) > io.distlock.core.LockBackend.QUEUE_PLACE.toMillis() + 200);
+		assertThat(leftAfter(holder, takenAt[0])).as("ms from the take-up to the end of the hold's lease")
+			.isLessThanOrEqualTo(lease.toMillis() + 50);
+		mayRelease.countDown();
+		waiting.get(10, TimeUnit.SECONDS);
+	}
+
+	/** @return how long after {@code takenAt} the lock's lease ends, in ms, as Redis says now */
+	private static long leftAfter(DistLock lock, long takenAt) {
+		long left = lock.remainingLease().toMillis();
+		return left + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - takenAt);
+	}
+
+	@Test
 	void closingAClientTakesItsWaitersOutOfTheQueue() throws Exception {
 		DistLock holder = this.clients.registry(Duration.ofSeconds(30)).getLock("closing");
 		holder.lock();
