@@ -134,7 +134,7 @@ public final class RedisLockBackend implements LockBackend {
 	@Override
 	public Release release(ReleaseRequest request) {
 		return this.calls.release(request.name(), request.owner(), request.heldCount(), request.attemptId(),
-				request.within());
+				request.within(), false);
 	}
 
 	/** Issues the token with {@code token.lua}, on the hold's first request for it. */

@@ -47,6 +47,10 @@ final class RedisLockCalls {
 	/** How long leaving a queue waits for Redis to confirm; the command is sent either way. */
 	private static final Duration LEAVE_REPLY_WAIT = Duration.ofMillis(100);
 
+	private static final byte[] WAKE_UNQUEUED = ScriptArguments.text("1");
+
+	private static final byte[] QUEUED_ONLY = ScriptArguments.text("");
+
 	private static final byte[] HELD_HERE = ScriptArguments.text("1");
 
 	private static final byte[] NOT_HELD_HERE = ScriptArguments.text("0");
@@ -272,29 +276,37 @@ final class RedisLockCalls {
 	/**
 	 * @param attemptId the hold's id, or {@code null}/empty for whatever hold the owner has
 	 * @param within how long to wait on the shared connection, or {@code null} for its command timeout
+	 * @param wakeUnqueued whether to announce the release when nobody is queued (see {@link #releaseArguments})
 	 */
-	Release release(String name, String owner, int heldCount, String attemptId, Duration within) {
+	Release release(String name, String owner, int heldCount, String attemptId, Duration within,
+			boolean wakeUnqueued) {
 		byte[] ownerBytes = this.arguments.owner(owner);
 		Long reply = eval(LockScripts.RELEASE, ScriptOutputType.INTEGER, this.encodedKeys.releaseKeys(name, ownerBytes),
-				within, releaseArguments(ownerBytes, heldCount, RELEASE, attemptId));
+				within, releaseArguments(ownerBytes, heldCount, RELEASE, attemptId, wakeUnqueued));
 		return RedisReplies.release(reply, name);
 	}
 
 	/**
-	 * {@link #release} without blocking the calling thread; needs {@link #prepareAsync()}.
+	 * {@link #release} without blocking the calling thread, announced even with nobody queued (Redlock's
+	 * waiters do not queue); needs {@link #prepareAsync()}.
 	 * @return the outcome, when Redis answers
 	 */
 	CompletableFuture<Release> releaseAsync(String name, String owner, int heldCount, String attemptId) {
 		byte[] ownerBytes = this.arguments.owner(owner);
 		return this.direct.<Long>callAsync(LockScripts.RELEASE, ScriptOutputType.INTEGER,
-				this.encodedKeys.releaseKeys(name, ownerBytes), releaseArguments(ownerBytes, heldCount, RELEASE, attemptId))
+				this.encodedKeys.releaseKeys(name, ownerBytes), releaseArguments(ownerBytes, heldCount, RELEASE, attemptId, true))
 			.thenApply(reply -> RedisReplies.release(reply, name));
 	}
 
-	/** The ARGV of {@code release.lua}, in its order. */
-	private byte[][] releaseArguments(byte[] owner, int heldCount, byte[] mode, String attemptId) {
+	/**
+	 * The ARGV of {@code release.lua}, in its order.
+	 * @param wakeUnqueued whether to announce a release that nobody queued for: Redlock's waiters do
+	 * not queue, and wait for that message; the engine's on a single deployment always queue
+	 */
+	private byte[][] releaseArguments(byte[] owner, int heldCount, byte[] mode, String attemptId,
+			boolean wakeUnqueued) {
 		return new byte[][] { owner, ScriptArguments.number(heldCount), mode, this.arguments.attempt(attemptId),
-				QUEUE_PLACE_MILLIS, this.grantChannelPrefix, this.restartGrace };
+				QUEUE_PLACE_MILLIS, this.grantChannelPrefix, this.restartGrace, wakeUnqueued ? WAKE_UNQUEUED : QUEUED_ONLY };
 	}
 
 	/** How long a waiter stays queued, as bytes: mostly a whole queue place, which is encoded once. */
@@ -320,7 +332,7 @@ final class RedisLockCalls {
 	void leaveQueue(String name, String owner, String ticket, boolean passOnHandOff) {
 		byte[] ownerBytes = this.arguments.owner(owner);
 		byte[][] keys = this.encodedKeys.releaseKeys(name, ownerBytes);
-		byte[][] args = releaseArguments(ownerBytes, 0, passOnHandOff ? LEAVE : DEQUEUE, ticket);
+		byte[][] args = releaseArguments(ownerBytes, 0, passOnHandOff ? LEAVE : DEQUEUE, ticket, false);
 		if (this.direct.ready()) {
 			this.direct.callBriefly(LockScripts.RELEASE, ScriptOutputType.INTEGER, keys, LEAVE_REPLY_WAIT, args);
 			return;

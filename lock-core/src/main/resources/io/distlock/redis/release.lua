@@ -23,6 +23,9 @@
 --          the client whose owner it is for (ARGV[6] followed by the client id, the owner id's part
 --          before its first ':'), so no other client is woken by it
 -- ARGV[7]  the restart grace in ms, 0 for none (see acquire.lua)
+-- ARGV[8]  '1' to announce a release even with nobody queued: for waiters that do not queue
+--          (Redlock's); '' otherwise, where every waiter is queued and a release nobody waits
+--          for announces nothing
 -- The lock's own channel, on which waiters listen for it, is KEYS[1] followed by ':released' (a
 -- channel, not a key, so it need not be sent: one argument less on every release).
 -- Returns  1 released (handed on or freed); 0 still held with ARGV[2] - 1 holds; -1 the owner
@@ -30,7 +33,7 @@
 --          lock; 3 the owner does not hold the lock because this very release was applied before
 --          (a copy re-sent after a reconnect), not because the hold was lost.
 -- Messages 'grant <token> <owner id> <attempt id> <lock channel>' on the new holder's client channel
--- when handed on; 'released' on the lock channel when freed.
+-- when handed on; 'released' on the lock channel when freed and someone queued (see ARGV[8]).
 -- The count is set to ARGV[2] - 1, not decremented, so a copy re-sent after a reconnect cannot
 -- release a reentrant hold of 2 down to 0.
 -- A hand-off's token comes from nextToken (fencing.lua, which LockScripts puts before this file).
@@ -83,6 +86,9 @@ end
 redis.call('del', KEYS[1])
 -- Popping the head straight away: with nobody queued this costs what an EXISTS would.
 local head = redis.call('lpop', KEYS[3])
+if not head and ARGV[8] ~= '1' then
+  return 1
+end
 if head then
   local time = redis.call('time')
   local t = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
