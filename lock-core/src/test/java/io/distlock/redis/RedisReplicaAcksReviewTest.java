@@ -1,0 +1,310 @@
+package io.distlock.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import io.lettuce.core.ReadFrom;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.data.redis.connection.RedisStaticMasterReplicaConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnection;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import io.distlock.DistLock;
+import io.distlock.LockBackendException;
+import io.distlock.core.LockEngineOptions;
+import io.distlock.embedded.RedisServerProcess;
+import io.distlock.testing.ClosedAfterEach;
+
+/**
+ * Review of distlock.redis.replica-acks (77f5bc7): each test shows a hole that RedisReplicaAcksTest
+ * does not cover. Every test here FAILS on 77f5bc7 / 783f383; each assertion states the behaviour
+ * that a fix should give.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class RedisReplicaAcksReviewTest {
+
+	private static final RedisKeys KEYS = new RedisKeys(RedisLockRegistry.DEFAULT_KEY_PREFIX, false);
+
+	private static final Pattern WAITING_CLIENT = Pattern.compile("id=(\\d+) [^\\n]*cmd=wait\\b");
+
+	@RegisterExtension
+	final ClosedAfterEach opened = new ClosedAfterEach();
+
+	/**
+	 * All acquisitions of a registry share one connection, and WAIT blocks it on the server: an
+	 * acquisition sent while another one's WAIT waits for a slow replica runs only after that WAIT.
+	 * Its caller's deadline passes first; the engine's clean-up (leaveQueue) goes over the shared
+	 * connection and lands before the acquisition, which then takes the lock for a whole lease that
+	 * nobody renews, releases or reports.
+	 */
+	@Test
+	void anAcquisitionQueuedBehindAnotherOnesWaitLeavesNoHoldWhenItsCallerGivesUp() throws Exception {
+		Replicated servers = masterWithReplica();
+		RedisServerProcess master = servers.master();
+		RedisLockRegistry registry = registry(master, RedisReplicaAcks.of(1, Duration.ofSeconds(4)));
+		DistLock slow = registry.getLock("slow");
+		DistLock queued = registry.getLock("queued");
+		servers.replica().pause();
+		try {
+			CompletableFuture<Boolean> first = CompletableFuture.supplyAsync(() -> tryLock(slow, Duration.ofSeconds(20)));
+			await().atMost(Duration.ofSeconds(10)).until(() -> WAITING_CLIENT.matcher(master.query("CLIENT", "LIST")).find());
+			// Gives up after its 1.1 s deadline; its script is still queued behind the other WAIT.
+			CompletableFuture<Boolean> second = CompletableFuture.supplyAsync(() -> tryLock(queued, Duration.ofMillis(200)));
+			assertThat(second).failsWithin(Duration.ofSeconds(10));
+			assertThat(first).failsWithin(Duration.ofSeconds(10));
+			// By now the queued script has run.
+			Thread.sleep(500);
+			assertThat(master.query("EXISTS", KEYS.lock("queued")))
+				.as("a hold taken for a caller that was told the acquisition failed (PTTL %s ms)",
+						master.query("PTTL", KEYS.lock("queued")))
+				.isEqualTo("0");
+		}
+		finally {
+			servers.replica().resume();
+		}
+	}
+
+	/**
+	 * The disconnect counter listens to every connection of the application's Lettuce client, so any
+	 * connection closed meanwhile (a pipeline's or transaction's dedicated connection the application
+	 * gives back, a pooled connection evicted, the subscriber's reconnect) fails an acquisition that
+	 * every replica acknowledged, claiming a reconnect that never happened.
+	 */
+	@Test
+	void anotherConnectionOfTheClientClosingDoesNotVoidAnAcknowledgement() throws Exception {
+		Replicated servers = masterWithReplica();
+		RedisServerProcess master = servers.master();
+		RedisTestClients clients = this.opened.add(new RedisTestClients(master));
+		LettuceConnectionFactory factory = clients.connectionFactory();
+		RedisLockRegistry registry = this.opened.add(new RedisLockRegistry(factory, RedisLockRegistry.DEFAULT_KEY_PREFIX,
+				LockEngineOptions.builder().restartGrace(Duration.ZERO).build(),
+				RedisReplicaAcks.of(1, Duration.ofSeconds(10))));
+		DistLock lock = registry.getLock("acknowledged");
+		servers.replica().pause();
+		CompletableFuture<Boolean> taking;
+		try {
+			taking = CompletableFuture.supplyAsync(() -> tryLock(lock, Duration.ofSeconds(20)));
+			await().atMost(Duration.ofSeconds(10)).until(() -> WAITING_CLIENT.matcher(master.query("CLIENT", "LIST")).find());
+			// The application runs a pipeline: Spring Data Redis opens a dedicated connection and closes it.
+			try (RedisConnection connection = factory.getConnection()) {
+				connection.openPipeline();
+				connection.stringCommands().set("k".getBytes(), "v".getBytes());
+				connection.closePipeline();
+			}
+		}
+		finally {
+			servers.replica().resume();
+		}
+		assertThat(taking.get(15, TimeUnit.SECONDS)).as("acquired once the replica acknowledged it").isTrue();
+	}
+
+	/**
+	 * Spring stops a SmartLifecycle LettuceConnectionFactory before it calls the registry's destroy
+	 * method; ReplicaAcknowledgements.close() then asks the stopped factory for its client and throws,
+	 * so RedisLockBackend.close() never closes the renewals' executor.
+	 */
+	@Test
+	void theRegistryClosesAfterItsConnectionFactoryStopped() throws Exception {
+		Replicated servers = masterWithReplica();
+		RedisTestClients clients = this.opened.add(new RedisTestClients(servers.master()));
+		LettuceConnectionFactory factory = clients.connectionFactory();
+		RedisLockRegistry registry = new RedisLockRegistry(factory, RedisLockRegistry.DEFAULT_KEY_PREFIX,
+				LockEngineOptions.builder().restartGrace(Duration.ZERO).build(), RedisReplicaAcks.of(1, Duration.ofSeconds(1)));
+		DistLock lock = registry.getLock("closing");
+		assertThat(lock.tryLock(Duration.ofSeconds(2))).isTrue();
+		lock.unlock();
+		// As ApplicationContext.close() does: Lifecycle beans stop, then destroy methods run.
+		factory.stop();
+		assertThatCode(registry::close).doesNotThrowAnyException();
+	}
+
+	/**
+	 * The hold of an unacknowledged acquisition is given back with abandon.lua over the shared
+	 * connection, keyed by the attempt's ticket; lock() (uninterruptible) then sends the acquisition
+	 * again with the same ticket over distlock's own connection. Nothing orders the two: when the new
+	 * acquisition lands first it takes the hold up (same ':attempt'), its WAIT is acknowledged and
+	 * lock() returns; the late abandon then deletes the hold. The shared connection is held up here
+	 * with a BLPOP to force the order that a busy shared connection gives by chance.
+	 */
+	@Test
+	void lockNeverReturnsWithAHoldThatItsOwnGiveBackDeletes() throws Exception {
+		Replicated servers = masterWithReplica();
+		RedisServerProcess master = servers.master();
+		RedisTestClients clients = this.opened.add(new RedisTestClients(master, Duration.ofSeconds(20)));
+		LettuceConnectionFactory factory = clients.connectionFactory();
+		RedisLockRegistry registry = this.opened.add(new RedisLockRegistry(factory, RedisLockRegistry.DEFAULT_KEY_PREFIX,
+				LockEngineOptions.builder().restartGrace(Duration.ZERO).build(),
+				RedisReplicaAcks.of(1, Duration.ofMillis(1500))));
+		DistLock lock = registry.getLock("given-back");
+		DistLock other = registry(master, RedisReplicaAcks.NONE).getLock("given-back");
+		// As on any server where a hold was given back before (the EVAL fallback loads it).
+		assertThat(master.query("SCRIPT", "LOAD", LockScripts.ABANDON.getScriptAsString())).isEqualTo(LockScripts.ABANDON.getSha1());
+		servers.replica().pause();
+		AtomicBoolean held = new AtomicBoolean();
+		Thread holder = new Thread(() -> {
+			lock.lock();
+			// lock() returned: its caller is told it holds the lock (and the deferred interrupt restored).
+			held.set(true);
+			Thread.interrupted();
+			try {
+				Thread.sleep(10_000);
+			}
+			catch (InterruptedException ex) {
+				// ends the critical section
+			}
+			if (held.get()) {
+				try {
+					lock.unlock();
+				}
+				catch (RuntimeException ex) {
+					// lost
+				}
+			}
+		}, "holder");
+		try {
+			holder.start();
+			await().atMost(Duration.ofSeconds(10)).until(() -> WAITING_CLIENT.matcher(master.query("CLIENT", "LIST")).find());
+			// The shared connection is busy for 3 s (a stand-in for a backlog of application commands).
+			@SuppressWarnings("unchecked")
+			RedisAsyncCommands<byte[], byte[]> shared;
+			try (RedisConnection connection = factory.getConnection()) {
+				shared = (RedisAsyncCommands<byte[], byte[]>) connection.getNativeConnection();
+			}
+			shared.blpop(3, "nothing".getBytes());
+			Thread.sleep(100);
+			// An interrupt during the WAIT (executor shutdownNow, Future.cancel(true)).
+			holder.interrupt();
+			Thread.sleep(100);
+			servers.replica().resume();
+			await().atMost(Duration.ofSeconds(10)).untilTrue(held);
+			// The abandon runs once the BLPOP ends.
+			Thread.sleep(4000);
+			assertThat(other.tryLock(Duration.ZERO))
+				.as("a second holder gets in while lock() has returned to a thread that believes it holds the lock")
+				.isFalse();
+			assertThat(master.query("EXISTS", KEYS.lock("given-back"))).isEqualTo("1");
+		}
+		finally {
+			servers.replica().resume();
+			holder.interrupt();
+			holder.join(5000);
+		}
+	}
+
+	/**
+	 * The own connection is a pipelining LettuceConnection, so it follows the factory's pipelining
+	 * flush policy: with flushOnClose() (or buffered(n)) nothing is written until the pipeline closes.
+	 * Every acquisition times out, and the registry's close flushes them all, taking locks that
+	 * nobody holds.
+	 */
+	@Test
+	void acquisitionsDoNotDependOnTheFactorysPipeliningFlushPolicy() throws Exception {
+		Replicated servers = masterWithReplica();
+		RedisServerProcess master = servers.master();
+		RedisTestClients clients = this.opened.add(new RedisTestClients(master));
+		LettuceConnectionFactory factory = clients.connectionFactory();
+		factory.setPipeliningFlushPolicy(LettuceConnection.PipeliningFlushPolicy.flushOnClose());
+		RedisLockRegistry registry = new RedisLockRegistry(factory, RedisLockRegistry.DEFAULT_KEY_PREFIX,
+				LockEngineOptions.builder().restartGrace(Duration.ZERO).build(), RedisReplicaAcks.of(1, Duration.ofSeconds(1)));
+		DistLock lock = registry.getLock("flushed");
+		Throwable failure = catchThrowable(() -> lock.tryLock(Duration.ofSeconds(2)));
+		registry.close();
+		assertThat(failure).isNull();
+	}
+
+	/**
+	 * With a read-from setting (spring.data.redis.lettuce.read-from, or a static master/replica
+	 * factory) the own connection is a Master/Replica one, which routes CLIENT (one of Lettuce's
+	 * read-only commands) to a replica, while the script and WAIT go to the master: the CLIENT ID
+	 * comparison then checks a replica's connection, never the one that wrote the hold and waited.
+	 */
+	@Test
+	void theConnectionIdComparedIsTheOneThatRanTheScriptAndItsWait() throws Exception {
+		Replicated servers = masterWithReplica();
+		RedisServerProcess master = servers.master();
+		RedisServerProcess replica = servers.replica();
+		RedisStaticMasterReplicaConfiguration configuration = new RedisStaticMasterReplicaConfiguration(master.host(),
+				master.port());
+		configuration.node(replica.host(), replica.port());
+		LettuceConnectionFactory factory = new LettuceConnectionFactory(configuration,
+				LettuceClientConfiguration.builder().readFrom(ReadFrom.REPLICA_PREFERRED).commandTimeout(Duration.ofSeconds(5)).build());
+		factory.afterPropertiesSet();
+		factory.start();
+		this.opened.add(factory::destroy);
+		RedisLockRegistry registry = this.opened.add(new RedisLockRegistry(factory, RedisLockRegistry.DEFAULT_KEY_PREFIX,
+				LockEngineOptions.builder().restartGrace(Duration.ZERO).build(), RedisReplicaAcks.of(1, Duration.ofSeconds(1))));
+		DistLock lock = registry.getLock("read-from");
+		// Acquired, or failed as "re-established" (the Master/Replica connection's own node connections
+		// count as disconnects too): either way the CLIENT IDs were sent.
+		if (catchThrowable(() -> lock.tryLock(Duration.ofSeconds(2))) == null) {
+			lock.unlock();
+		}
+		assertThat(replica.query("CLIENT", "LIST")).as("a CLIENT ID answered by the replica").doesNotContain("cmd=client|id");
+	}
+
+	/**
+	 * tryLock(0) gets 1.1 s before the deadline guard interrupts it, but its WAIT is bounded only by
+	 * replica-ack-timeout and half the lease: with a timeout above that, a replica that does not
+	 * answer is reported as "the backend did not answer within the wait of 0 ms", which names neither
+	 * the replicas nor the property (and the WAIT goes on blocking the registry's connection).
+	 */
+	@Test
+	void tryLockWithoutWaitingSaysTheReplicasDidNotAcknowledge() {
+		Replicated servers = masterWithReplica();
+		DistLock lock = registry(servers.master(), RedisReplicaAcks.of(1, Duration.ofSeconds(3))).getLock("no-wait");
+		servers.replica().pause();
+		try {
+			assertThatExceptionOfType(LockBackendException.class).isThrownBy(() -> lock.tryLock(Duration.ZERO))
+				.withMessageContaining("distlock.redis.replica-acks");
+		}
+		finally {
+			servers.replica().resume();
+		}
+	}
+
+	private static boolean tryLock(DistLock lock, Duration wait) {
+		try {
+			return lock.tryLock(wait);
+		}
+		catch (InterruptedException ex) {
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	private Replicated masterWithReplica() {
+		RedisServerProcess master = this.opened.add(RedisServerProcess.start("--repl-diskless-sync-delay", "0"));
+		RedisServerProcess replica = this.opened.add(RedisServerProcess.start("--repl-diskless-sync-delay", "0",
+				"--replicaof", master.host(), Integer.toString(master.port())));
+		await().atMost(Duration.ofSeconds(20))
+			.until(() -> replica.query("INFO", "replication").contains("master_link_status:up"));
+		assertThat(master.command("SET", "streaming", "yes")).isEqualTo("+OK");
+		await().atMost(Duration.ofSeconds(20)).until(() -> "1".equals(replica.query("EXISTS", "streaming")));
+		return new Replicated(master, replica);
+	}
+
+	private RedisLockRegistry registry(RedisServerProcess server, RedisReplicaAcks acks) {
+		RedisTestClients clients = this.opened.add(new RedisTestClients(server));
+		return this.opened.add(new RedisLockRegistry(clients.connectionFactory(), RedisLockRegistry.DEFAULT_KEY_PREFIX,
+				LockEngineOptions.builder().restartGrace(Duration.ZERO).build(), acks));
+	}
+
+	private record Replicated(RedisServerProcess master, RedisServerProcess replica) {
+	}
+
+}
