@@ -178,9 +178,17 @@ public final class RedisLockBackend implements LockBackend {
 
 	@Override
 	public void close() {
-		this.subscriber.close();
-		this.calls.close();
-		this.renewals.close();
+		try {
+			this.subscriber.close();
+		}
+		finally {
+			try {
+				this.calls.close();
+			}
+			finally {
+				this.renewals.close();
+			}
+		}
 	}
 
 }

@@ -47,6 +47,12 @@ final class RedisLockCalls {
 	/** How long leaving a queue waits for Redis to confirm; the command is sent either way. */
 	private static final Duration LEAVE_REPLY_WAIT = Duration.ofMillis(100);
 
+	/** How long a replica acknowledgement may take for a caller that waits for no other holder. */
+	private static final Duration NO_WAIT_ACK_BOUND = Duration.ofMillis(700);
+
+	/** How long giving back an unacknowledged hold is waited for; it is sent either way. */
+	private static final Duration GIVE_BACK_WAIT = Duration.ofSeconds(2);
+
 	private static final byte[] WAKE_UNQUEUED = ScriptArguments.text("1");
 
 	private static final byte[] QUEUED_ONLY = ScriptArguments.text("");
@@ -222,14 +228,20 @@ final class RedisLockCalls {
 	 */
 	private Acquisition acquireAcknowledged(String name, String owner, int heldCount, Duration lease,
 			Duration queueFor, String attempt, byte[][] keys, byte[][] args) {
+		long started = System.nanoTime();
 		ReplicaAcknowledgements.Sent sent = this.replicaAcks.acquire(LockScripts.ACQUIRE, keys, args);
 		Acquisition acquisition = RedisReplies.acquisition(sent.reply(), name, lease, attempt);
 		if (acquisition.status() != Acquisition.Status.ACQUIRED || heldCount > 0) {
 			return acquisition;
 		}
-		Duration bound = lease.dividedBy(2);
-		if (!queueFor.isZero() && queueFor.compareTo(bound) < 0) {
-			bound = queueFor;
+		// A caller without a wait still gets a second for its backend calls (the engine's deadline guard);
+		// what the acquisition (and opening the connection) took already is off the budget.
+		Duration bound = (queueFor.isZero() ? NO_WAIT_ACK_BOUND : queueFor).minusNanos(System.nanoTime() - started);
+		if (lease.dividedBy(2).compareTo(bound) < 0) {
+			bound = lease.dividedBy(2);
+		}
+		if (bound.toMillis() < 1) {
+			bound = Duration.ofMillis(1);
 		}
 		try {
 			this.replicaAcks.acknowledge(sent, name, bound);
@@ -237,7 +249,8 @@ final class RedisLockCalls {
 		}
 		catch (RuntimeException ex) {
 			try {
-				abandon(name, owner, attempt);
+				this.replicaAcks.giveBack(LockScripts.ABANDON, abandonKeys(name), GIVE_BACK_WAIT,
+						abandonArguments(owner, attempt, name));
 			}
 			catch (RuntimeException giveBackFailed) {
 				// It expires within its lease.
@@ -333,6 +346,11 @@ final class RedisLockCalls {
 		byte[] ownerBytes = this.arguments.owner(owner);
 		byte[][] keys = this.encodedKeys.releaseKeys(name, ownerBytes);
 		byte[][] args = releaseArguments(ownerBytes, 0, passOnHandOff ? LEAVE : DEQUEUE, ticket, false);
+		if (this.replicaAcks != null) {
+			// Behind the attempt's own acquisition, which may still wait behind another one's WAIT.
+			this.replicaAcks.leave(LockScripts.RELEASE, keys, LEAVE_REPLY_WAIT, args);
+			return;
+		}
 		if (this.direct.ready()) {
 			this.direct.callBriefly(LockScripts.RELEASE, ScriptOutputType.INTEGER, keys, LEAVE_REPLY_WAIT, args);
 			return;

@@ -11,6 +11,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisChannelHandler;
+import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisCommandInterruptedException;
 import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.ScriptOutputType;
@@ -18,6 +19,7 @@ import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.output.ArrayOutput;
 import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.masterreplica.StatefulRedisMasterReplicaConnection;
 import io.lettuce.core.protocol.CommandArgs;
 import io.lettuce.core.protocol.ProtocolKeyword;
 
@@ -70,14 +72,19 @@ final class ReplicaAcknowledgements implements AutoCloseable {
 	/** Runs the acquisition script on the own connection, with the NOSCRIPT fallback. */
 	private final LettuceScripts scripts;
 
-	/** Counts the client's disconnects: a reconnect between acquisition and acknowledgement voids it. */
+	/** Counts the own connection's disconnects: a reconnect between acquisition and acknowledgement voids it. */
 	private final AtomicLong disconnects = new AtomicLong();
+
+	/** The own Lettuce connection, whose disconnects are counted (the client has others). */
+	private volatile Object ownConnection;
 
 	private final RedisConnectionStateListener disconnectCounter = new RedisConnectionStateListener() {
 
 		@Override
 		public void onRedisDisconnected(RedisChannelHandler<?, ?> connection) {
-			ReplicaAcknowledgements.this.disconnects.incrementAndGet();
+			if (connection == ReplicaAcknowledgements.this.ownConnection) {
+				ReplicaAcknowledgements.this.disconnects.incrementAndGet();
+			}
 		}
 
 	};
@@ -86,6 +93,9 @@ final class ReplicaAcknowledgements implements AutoCloseable {
 	private RedisConnection held;
 
 	private RedisClusterAsyncCommands<byte[], byte[]> heldCommands;
+
+	/** The client the disconnect counter listens to, to stop listening there even after the factory stopped. */
+	private AbstractRedisClient listenedTo;
 
 	private boolean closed;
 
@@ -103,6 +113,12 @@ final class ReplicaAcknowledgements implements AutoCloseable {
 		if (lettuce.isClusterAware()) {
 			throw new IllegalStateException(PROPERTY + " is not supported on Redis Cluster yet: set it to 0, or use "
 					+ "a single master with replicas (Sentinel)");
+		}
+		if (lettuce.getClientConfiguration().getReadFrom().isPresent()) {
+			// A Master/Replica connection sends read-only commands (CLIENT among them) to replicas.
+			throw new IllegalStateException(PROPERTY + " needs every lock command on the master, but the connection "
+					+ "factory reads from replicas (spring.data.redis.lettuce.read-from, or a static master/replica "
+					+ "setup): give distlock a connection factory without read-from, or set " + PROPERTY + "=0");
 		}
 		this.acks = acks;
 		this.description = description;
@@ -128,15 +144,32 @@ final class ReplicaAcknowledgements implements AutoCloseable {
 		}
 		closeOwnConnection();
 		AbstractRedisClient client = this.connectionFactory.getNativeClient();
-		if (client != null) {
-			client.removeListener(this.disconnectCounter);
+		if (client != null && client != this.listenedTo) {
+			stopListening();
 			client.addListener(this.disconnectCounter);
+			this.listenedTo = client;
 		}
 		RedisConnection connection = this.connectionFactory.getConnection();
 		connection.openPipeline();
 		this.held = connection;
-		this.heldCommands = (RedisClusterAsyncCommands<byte[], byte[]>) connection.getNativeConnection();
+		if (!(connection.getNativeConnection() instanceof RedisAsyncCommands<?, ?> plain)
+				|| plain.getStatefulConnection() instanceof StatefulRedisMasterReplicaConnection<?, ?>) {
+			closeOwnConnection();
+			throw new IllegalStateException(PROPERTY + " needs a plain connection to the master (" + this.description
+					+ "), not one that spreads commands over several servers; set " + PROPERTY + "=0");
+		}
+		// Whatever the factory's pipelining flush policy: every command is written at once.
+		plain.getStatefulConnection().setAutoFlushCommands(true);
+		this.ownConnection = plain.getStatefulConnection();
+		this.heldCommands = (RedisClusterAsyncCommands<byte[], byte[]>) plain;
 		return this.heldCommands;
+	}
+
+	private void stopListening() {
+		if (this.listenedTo != null) {
+			this.listenedTo.removeListener(this.disconnectCounter);
+			this.listenedTo = null;
+		}
 	}
 
 	private void closeOwnConnection() {
@@ -147,9 +180,15 @@ final class ReplicaAcknowledgements implements AutoCloseable {
 			catch (RuntimeException ex) {
 				// Nothing was sent through Spring's pipeline; a connection already broken has nothing to give back.
 			}
-			this.held.close();
+			try {
+				this.held.close();
+			}
+			catch (RuntimeException ex) {
+				// A factory that stopped has closed it already.
+			}
 			this.held = null;
 			this.heldCommands = null;
+			this.ownConnection = null;
 		}
 	}
 
@@ -192,10 +231,15 @@ final class ReplicaAcknowledgements implements AutoCloseable {
 		try {
 			// The server answers within the timeout; the margin covers a slow network, not a lost reply.
 			reply = await(waited, timeout.plusSeconds(5), command);
-			after = await(clientId, Duration.ofSeconds(5), "CLIENT ID");
 		}
 		catch (RuntimeException ex) {
 			throw refused(name, command, ex);
+		}
+		try {
+			after = await(clientId, Duration.ofSeconds(5), "CLIENT ID");
+		}
+		catch (RuntimeException ex) {
+			throw refused(name, "CLIENT ID", ex);
 		}
 		long acknowledged = acknowledgedReplicas(reply);
 		if (after != sent.clientId() || this.disconnects.get() != sent.disconnectsBefore()) {
@@ -215,8 +259,8 @@ final class ReplicaAcknowledgements implements AutoCloseable {
 
 	private LockBackendException refused(String name, String command, RuntimeException ex) {
 		String message = String.valueOf(ex.getMessage());
-		if (message.startsWith("ERR") || message.contains("unknown command") || message.contains("not supported")
-				|| message.contains("appendonly")) {
+		if (ex instanceof RedisCommandExecutionException) {
+			// An error reply: the server (or a proxy) refused it, e.g. ERR unknown command, NOPERM.
 			return new LockBackendException(name, "Lock '" + name + "': Redis (" + this.description + ") refused "
 					+ command + " (" + message + "), which " + PROPERTY + "=" + this.acks.replicas() + " needs; the hold "
 					+ "was given back. Behind a proxy that refuses " + command + ", set " + PROPERTY + "=0"
@@ -224,7 +268,54 @@ final class ReplicaAcknowledgements implements AutoCloseable {
 							+ "distlock.redis.replica-acks-append-only=false" : ""), ex);
 		}
 		return new LockBackendException(name, "Lock '" + name + "': Redis (" + this.description + ") did not answer "
-				+ command + " (" + message + "); the hold was given back", ex);
+				+ command + " (" + message + "), which " + PROPERTY + "=" + this.acks.replicas()
+				+ " sends after each acquisition; the hold was given back", ex);
+	}
+
+	/**
+	 * Gives back a hold its acquisition took but the replicas did not acknowledge, on the own
+	 * connection, so that it runs before anything the caller sends next (a {@code lock()} interrupted
+	 * meanwhile sends its acquisition again, with the same ticket: a give-back that overtook it on
+	 * another connection would delete the hold it returns with). EVAL with the script's text, never
+	 * EVALSHA: a NOSCRIPT fallback would be sent only after its reply, behind what came next.
+	 * Waited for up to {@code within}, whatever interrupts arrive (the flag is kept).
+	 */
+	void giveBack(RedisScript<?> script, byte[][] keys, Duration within, byte[]... args) {
+		Future<Object> reply = commands().eval(script.getScriptAsString().getBytes(StandardCharsets.UTF_8),
+				ScriptOutputType.INTEGER, keys, args);
+		boolean interrupted = Thread.interrupted();
+		long deadline = System.nanoTime() + within.toNanos();
+		try {
+			while (true) {
+				try {
+					reply.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+					return;
+				}
+				catch (InterruptedException ex) {
+					interrupted = true;
+				}
+			}
+		}
+		catch (ExecutionException | TimeoutException ex) {
+			// Sent: it runs before anything sent after it, and the hold expires within its lease anyway.
+			throw new IllegalStateException("Redis (" + this.description + ") did not confirm giving back an "
+					+ "unacknowledged hold within " + within.toMillis() + " ms", ex);
+		}
+		finally {
+			if (interrupted) {
+				Thread.currentThread().interrupt();
+			}
+		}
+	}
+
+	/**
+	 * Takes a waiting attempt out of the queue on the own connection, where its acquisition went:
+	 * behind it, so that a hold the acquisition takes after its caller gave up is released, never
+	 * left for a lease that nobody renews.
+	 */
+	void leave(RedisScript<?> script, byte[][] keys, Duration wait, byte[]... args) {
+		commands();
+		this.scripts.callBriefly(script, ScriptOutputType.INTEGER, keys, wait, args);
 	}
 
 	private static long acknowledgedReplicas(Object reply) {
@@ -264,10 +355,7 @@ final class ReplicaAcknowledgements implements AutoCloseable {
 	@Override
 	public synchronized void close() {
 		this.closed = true;
-		AbstractRedisClient client = this.connectionFactory.getNativeClient();
-		if (client != null) {
-			client.removeListener(this.disconnectCounter);
-		}
+		stopListening();
 		closeOwnConnection();
 	}
 

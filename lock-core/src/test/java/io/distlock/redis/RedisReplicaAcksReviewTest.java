@@ -14,6 +14,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import io.lettuce.core.ReadFrom;
+import io.lettuce.core.RedisFuture;
 import io.lettuce.core.api.async.RedisAsyncCommands;
 
 import org.junit.jupiter.api.Test;
@@ -32,9 +33,8 @@ import io.distlock.embedded.RedisServerProcess;
 import io.distlock.testing.ClosedAfterEach;
 
 /**
- * Review of distlock.redis.replica-acks (77f5bc7): each test shows a hole that RedisReplicaAcksTest
- * does not cover. Every test here FAILS on 77f5bc7 / 783f383; each assertion states the behaviour
- * that a fix should give.
+ * distlock.redis.replica-acks where its connection, its clean-up and its caller's interrupts meet:
+ * a second review's findings, each test failing before its fix (on 783f383).
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class RedisReplicaAcksReviewTest {
@@ -68,12 +68,13 @@ class RedisReplicaAcksReviewTest {
 			CompletableFuture<Boolean> second = CompletableFuture.supplyAsync(() -> tryLock(queued, Duration.ofMillis(200)));
 			assertThat(second).failsWithin(Duration.ofSeconds(10));
 			assertThat(first).failsWithin(Duration.ofSeconds(10));
-			// By now the queued script has run.
-			Thread.sleep(500);
-			assertThat(master.query("EXISTS", KEYS.lock("queued")))
-				.as("a hold taken for a caller that was told the acquisition failed (PTTL %s ms)",
-						master.query("PTTL", KEYS.lock("queued")))
-				.isEqualTo("0");
+			// The queued script runs once the other WAIT ends; the caller's clean-up must undo it then,
+			// not leave it for its 30 s lease.
+			await().atMost(Duration.ofSeconds(10))
+				.untilAsserted(() -> assertThat(master.query("EXISTS", KEYS.lock("queued")))
+					.as("a hold taken for a caller that was told the acquisition failed (PTTL %s ms)",
+							master.query("PTTL", KEYS.lock("queued")))
+					.isEqualTo("0"));
 		}
 		finally {
 			servers.replica().resume();
@@ -186,15 +187,17 @@ class RedisReplicaAcksReviewTest {
 			try (RedisConnection connection = factory.getConnection()) {
 				shared = (RedisAsyncCommands<byte[], byte[]>) connection.getNativeConnection();
 			}
-			shared.blpop(3, "nothing".getBytes());
-			Thread.sleep(100);
-			// An interrupt during the WAIT (executor shutdownNow, Future.cancel(true)).
+			RedisFuture<?> blocked = shared.blpop(3, "nothing".getBytes());
+			await().atMost(Duration.ofSeconds(10)).until(() -> master.query("CLIENT", "LIST").contains("cmd=blpop"));
+			long evalsBefore = evals(master);
+			// An interrupt during the WAIT (executor shutdownNow, Future.cancel(true)): the hold is given back
+			// (an EVAL), and lock() sends its acquisition again.
 			holder.interrupt();
-			Thread.sleep(100);
+			await().atMost(Duration.ofSeconds(10)).until(() -> evals(master) > evalsBefore);
 			servers.replica().resume();
 			await().atMost(Duration.ofSeconds(10)).untilTrue(held);
-			// The abandon runs once the BLPOP ends.
-			Thread.sleep(4000);
+			// Anything that waited behind the BLPOP has run once it is answered.
+			blocked.get(10, TimeUnit.SECONDS);
 			assertThat(other.tryLock(Duration.ZERO))
 				.as("a second holder gets in while lock() has returned to a thread that believes it holds the lock")
 				.isFalse();
@@ -230,12 +233,12 @@ class RedisReplicaAcksReviewTest {
 
 	/**
 	 * With a read-from setting (spring.data.redis.lettuce.read-from, or a static master/replica
-	 * factory) the own connection is a Master/Replica one, which routes CLIENT (one of Lettuce's
-	 * read-only commands) to a replica, while the script and WAIT go to the master: the CLIENT ID
-	 * comparison then checks a replica's connection, never the one that wrote the hold and waited.
+	 * factory) the connection is a Master/Replica one, which routes CLIENT (one of Lettuce's read-only
+	 * commands) to a replica while the script and WAIT go to the master: the CLIENT ID comparison would
+	 * check a replica's connection. Such a factory is refused, naming the property.
 	 */
 	@Test
-	void theConnectionIdComparedIsTheOneThatRanTheScriptAndItsWait() throws Exception {
+	void aFactoryThatReadsFromReplicasIsRefused() {
 		Replicated servers = masterWithReplica();
 		RedisServerProcess master = servers.master();
 		RedisServerProcess replica = servers.replica();
@@ -247,15 +250,11 @@ class RedisReplicaAcksReviewTest {
 		factory.afterPropertiesSet();
 		factory.start();
 		this.opened.add(factory::destroy);
-		RedisLockRegistry registry = this.opened.add(new RedisLockRegistry(factory, RedisLockRegistry.DEFAULT_KEY_PREFIX,
-				LockEngineOptions.builder().restartGrace(Duration.ZERO).build(), RedisReplicaAcks.of(1, Duration.ofSeconds(1))));
-		DistLock lock = registry.getLock("read-from");
-		// Acquired, or failed as "re-established" (the Master/Replica connection's own node connections
-		// count as disconnects too): either way the CLIENT IDs were sent.
-		if (catchThrowable(() -> lock.tryLock(Duration.ofSeconds(2))) == null) {
-			lock.unlock();
-		}
-		assertThat(replica.query("CLIENT", "LIST")).as("a CLIENT ID answered by the replica").doesNotContain("cmd=client|id");
+		assertThatExceptionOfType(IllegalStateException.class)
+			.isThrownBy(() -> new RedisLockRegistry(factory, RedisLockRegistry.DEFAULT_KEY_PREFIX,
+					LockEngineOptions.builder().restartGrace(Duration.ZERO).build(), RedisReplicaAcks.of(1, Duration.ofSeconds(1))))
+			.withMessageContaining("distlock.redis.replica-acks")
+			.withMessageContaining("read-from");
 	}
 
 	/**
@@ -276,6 +275,13 @@ class RedisReplicaAcksReviewTest {
 		finally {
 			servers.replica().resume();
 		}
+	}
+
+	private static final Pattern EVAL_CALLS = Pattern.compile("cmdstat_eval:calls=(\\d+)");
+
+	private static long evals(RedisServerProcess server) {
+		Matcher calls = EVAL_CALLS.matcher(server.query("INFO", "commandstats"));
+		return calls.find() ? Long.parseLong(calls.group(1)) : 0;
 	}
 
 	private static boolean tryLock(DistLock lock, Duration wait) {
