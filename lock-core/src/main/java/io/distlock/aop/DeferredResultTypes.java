@@ -123,7 +123,7 @@ final class DeferredResultTypes {
 					+ "org.jetbrains.kotlinx:kotlinx-coroutines-reactor, which Spring needs to call it through a proxy)";
 		}
 		Class<?> type = new MethodParameter(method, -1).getParameterType();
-		if (type.isPrimitive() || type == Object.class || type.getName().equals(KOTLIN_FLOW)) {
+		if (type.isPrimitive() || type == Object.class || suspendReturnsFlow(method)) {
 			return null;
 		}
 		if (is(type, HOT) || CompletionStage.class.isAssignableFrom(type) || is(type, DEFERRED)
@@ -132,6 +132,16 @@ final class DeferredResultTypes {
 					+ "inside the suspend function)";
 		}
 		return null;
+	}
+
+	/**
+	 * As Spring's proxies tell a {@code suspend} function whose result is a stream (a Flux) rather
+	 * than one value (a Mono): by its Kotlin return type.
+	 * @param method a suspend function
+	 * @return whether it returns a Kotlin Flow
+	 */
+	static boolean suspendReturnsFlow(Method method) {
+		return KOTLIN_FLOW.equals(new MethodParameter(method, -1).getParameterType().getName());
 	}
 
 	private static boolean is(Class<?> type, List<String> names) {

@@ -13,7 +13,6 @@ import org.reactivestreams.Publisher;
 import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.aop.interceptor.ExposeInvocationInterceptor;
 import org.springframework.core.KotlinDetector;
-import org.springframework.core.MethodParameter;
 import org.springframework.core.ReactiveAdapter;
 import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.util.function.SingletonSupplier;
@@ -54,8 +53,6 @@ final class ReactorLocking {
 	private static final SingletonSupplier<Scheduler> RELEASES = SingletonSupplier
 		.of(() -> Schedulers.fromExecutorService(WorkHolds.RELEASES, "distlock-release"));
 
-	private static final String KOTLIN_FLOW = "kotlinx.coroutines.flow.Flow";
-
 	/** Marks a subscription cancelled before its locks were taken. */
 	private static final Object CANCELLED = new Object();
 
@@ -73,7 +70,7 @@ final class ReactorLocking {
 		// What the proxy will make of the result: it decides by the method it was called through.
 		Method method = invocation.getMethod();
 		if (KotlinDetector.isSuspendingFunction(method)) {
-			return locked(support, invocation, call, !returnsFlow(method));
+			return locked(support, invocation, call, !DeferredResultTypes.suspendReturnsFlow(method));
 		}
 		ReactiveAdapterRegistry adapters = ReactiveAdapterRegistry.getSharedInstance();
 		Class<?> type = method.getReturnType();
@@ -90,11 +87,6 @@ final class ReactorLocking {
 			throw new IllegalStateException("No reactive adapter for " + type.getName() + " of " + method);
 		}
 		return adapter.fromPublisher(locked(support, invocation, call, !adapter.isMultiValue()));
-	}
-
-	/** As Spring's proxies tell a {@code suspend} function whose result is a Flow. */
-	private static boolean returnsFlow(Method method) {
-		return KOTLIN_FLOW.equals(new MethodParameter(method, -1).getParameterType().getName());
 	}
 
 	private static Publisher<Object> locked(LockAspectSupport support, MethodInvocation invocation, LockedCall call,
