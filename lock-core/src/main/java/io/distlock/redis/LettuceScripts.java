@@ -294,7 +294,10 @@ final class LettuceScripts {
 	 * The one NOSCRIPT fallback of both paths: EVAL sends the script's text, which loads it again.
 	 * The blocking path sends it from the caller's thread while the caller still waits, never from a
 	 * callback: a blocking caller that gave up (timeout, interrupt) has the engine undo what its call
-	 * may have done, and an EVAL sent after that undo would take a hold nobody knows of.
+	 * may have done, and an EVAL sent after that undo would take a hold nobody knows of. Only
+	 * {@link #callAsync} and {@link #callBriefly} send it from a callback, for scripts whose late
+	 * run is harmless (leaving a queue: it acts only on its own attempt, and is that attempt's last
+	 * command).
 	 */
 	private static <T> RedisFuture<T> evalAfterNoScript(RedisClusterAsyncCommands<byte[], byte[]> connection,
 			RedisScript<?> script, ScriptOutputType type, byte[][] keys, byte[][] args) {

@@ -47,8 +47,11 @@ final class RedisLockCalls {
 	/** How long leaving a queue waits for Redis to confirm; the command is sent either way. */
 	private static final Duration LEAVE_REPLY_WAIT = Duration.ofMillis(100);
 
-	/** How long a replica acknowledgement may take for a caller that waits for no other holder. */
-	private static final Duration NO_WAIT_ACK_BOUND = Duration.ofMillis(700);
+	/**
+	 * How long a replica acknowledgement may take at least, whatever the caller's wait: the engine's
+	 * deadline guard gives every timed call a second, and the acquisition itself takes some of it.
+	 */
+	private static final Duration SHORTEST_ACK_BOUND = Duration.ofMillis(700);
 
 	/** How long giving back an unacknowledged hold is waited for; it is sent either way. */
 	private static final Duration GIVE_BACK_WAIT = Duration.ofSeconds(2);
@@ -234,9 +237,10 @@ final class RedisLockCalls {
 		if (acquisition.status() != Acquisition.Status.ACQUIRED || heldCount > 0) {
 			return acquisition;
 		}
-		// A caller without a wait still gets a second for its backend calls (the engine's deadline guard);
-		// what the acquisition (and opening the connection) took already is off the budget.
-		Duration bound = (queueFor.isZero() ? NO_WAIT_ACK_BOUND : queueFor).minusNanos(System.nanoTime() - started);
+		// Every timed call gets at least a second for its backend calls (the engine's deadline guard), a
+		// short wait as much as none; what the acquisition (and opening the connection) took is off it.
+		Duration bound = (queueFor.compareTo(SHORTEST_ACK_BOUND) < 0 ? SHORTEST_ACK_BOUND : queueFor)
+			.minusNanos(System.nanoTime() - started);
 		if (lease.dividedBy(2).compareTo(bound) < 0) {
 			bound = lease.dividedBy(2);
 		}
@@ -248,15 +252,34 @@ final class RedisLockCalls {
 			return acquisition;
 		}
 		catch (RuntimeException ex) {
-			try {
-				this.replicaAcks.giveBack(LockScripts.ABANDON, abandonKeys(name), GIVE_BACK_WAIT,
-						abandonArguments(owner, attempt, name));
-			}
-			catch (RuntimeException giveBackFailed) {
-				// It expires within its lease.
-				ex.addSuppressed(giveBackFailed);
-			}
+			giveBackUnacknowledged(name, owner, attempt, ex);
 			throw ex;
+		}
+	}
+
+	/**
+	 * Gives back what an unacknowledged acquisition took, as a waiter leaving the queue does: release.lua
+	 * frees it or hands it to the next queued waiter, only if it is still this attempt's. On the own
+	 * connection, behind the acquisition; where that connection is gone (the registry closing), on the
+	 * shared one, since nothing more runs on the closed one.
+	 */
+	private void giveBackUnacknowledged(String name, String owner, String attempt, RuntimeException failure) {
+		byte[] ownerBytes = this.arguments.owner(owner);
+		byte[][] keys = this.encodedKeys.releaseKeys(name, ownerBytes);
+		byte[][] args = releaseArguments(ownerBytes, 0, LEAVE, attempt, false);
+		try {
+			this.replicaAcks.giveBack(LockScripts.RELEASE, keys, GIVE_BACK_WAIT, args);
+			return;
+		}
+		catch (RuntimeException ownConnectionFailed) {
+			failure.addSuppressed(ownConnectionFailed);
+		}
+		try {
+			eval(LockScripts.RELEASE, ScriptOutputType.INTEGER, keys, GIVE_BACK_WAIT, args);
+		}
+		catch (RuntimeException sharedConnectionFailed) {
+			// It expires within its lease.
+			failure.addSuppressed(sharedConnectionFailed);
 		}
 	}
 
@@ -347,9 +370,14 @@ final class RedisLockCalls {
 		byte[][] keys = this.encodedKeys.releaseKeys(name, ownerBytes);
 		byte[][] args = releaseArguments(ownerBytes, 0, passOnHandOff ? LEAVE : DEQUEUE, ticket, false);
 		if (this.replicaAcks != null) {
-			// Behind the attempt's own acquisition, which may still wait behind another one's WAIT.
-			this.replicaAcks.leave(LockScripts.RELEASE, keys, LEAVE_REPLY_WAIT, args);
-			return;
+			try {
+				// Behind the attempt's own acquisition, which may still wait behind another one's WAIT.
+				this.replicaAcks.leave(LockScripts.RELEASE, keys, LEAVE_REPLY_WAIT, args);
+				return;
+			}
+			catch (RuntimeException ownConnectionGone) {
+				// The registry closing: nothing more runs on that connection, so the shared one will do.
+			}
 		}
 		if (this.direct.ready()) {
 			this.direct.callBriefly(LockScripts.RELEASE, ScriptOutputType.INTEGER, keys, LEAVE_REPLY_WAIT, args);

@@ -245,14 +245,18 @@ final class ReplicaAcknowledgements implements AutoCloseable {
 		if (after != sent.clientId() || this.disconnects.get() != sent.disconnectsBefore()) {
 			throw new LockBackendException(name, "Lock '" + name + "': the connection to Redis (" + this.description
 					+ ") was re-established between the acquisition and its " + command + ", so no replica's "
-					+ "acknowledgement of the hold can be told; the hold was given back (" + PROPERTY + "="
+					+ "acknowledgement of the hold can be told; the hold is given back (" + PROPERTY + "="
 					+ this.acks.replicas() + ")", null);
 		}
 		if (acknowledged < this.acks.replicas()) {
+			boolean cutShort = timeoutMillis < this.acks.timeout().toMillis();
 			throw new LockBackendException(name, "Lock '" + name + "': only " + acknowledged + " of the "
 					+ this.acks.replicas() + " replica(s) that " + PROPERTY + " asks for acknowledged the hold within "
-					+ timeoutMillis + " ms (Redis " + this.description + "); the hold was given back. Check the "
-					+ "replicas (INFO replication), or lower " + PROPERTY + " or raise distlock.redis.replica-ack-timeout",
+					+ timeoutMillis + " ms (Redis " + this.description + "); the hold is given back. "
+					+ (cutShort ? "That was all the caller's wait (or half the lease) left for them; wait longer, or "
+							+ "check the replicas (INFO replication)"
+							: "Check the replicas (INFO replication), or lower " + PROPERTY
+									+ " or raise distlock.redis.replica-ack-timeout"),
 					null);
 		}
 	}
@@ -263,13 +267,13 @@ final class ReplicaAcknowledgements implements AutoCloseable {
 			// An error reply: the server (or a proxy) refused it, e.g. ERR unknown command, NOPERM.
 			return new LockBackendException(name, "Lock '" + name + "': Redis (" + this.description + ") refused "
 					+ command + " (" + message + "), which " + PROPERTY + "=" + this.acks.replicas() + " needs; the hold "
-					+ "was given back. Behind a proxy that refuses " + command + ", set " + PROPERTY + "=0"
+					+ "is given back. Behind a proxy that refuses " + command + ", set " + PROPERTY + "=0"
 					+ (this.acks.appendOnly() ? "; WAITAOF needs Redis 7.2 or later, or set "
 							+ "distlock.redis.replica-acks-append-only=false" : ""), ex);
 		}
 		return new LockBackendException(name, "Lock '" + name + "': Redis (" + this.description + ") did not answer "
 				+ command + " (" + message + "), which " + PROPERTY + "=" + this.acks.replicas()
-				+ " sends after each acquisition; the hold was given back", ex);
+				+ " sends after each acquisition; the hold is given back", ex);
 	}
 
 	/**

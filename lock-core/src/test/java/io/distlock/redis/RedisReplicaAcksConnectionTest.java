@@ -33,13 +33,15 @@ import io.distlock.embedded.RedisServerProcess;
 import io.distlock.testing.ClosedAfterEach;
 
 /**
- * distlock.redis.replica-acks where its connection, its clean-up and its caller's interrupts meet:
- * a second review's findings, each test failing before its fix (on 783f383).
+ * distlock.redis.replica-acks where its own connection, its clean-up, closing and its caller's
+ * interrupts and deadlines meet: the findings of two reviews, each test failing before its fix.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-class RedisReplicaAcksReviewTest {
+class RedisReplicaAcksConnectionTest {
 
 	private static final RedisKeys KEYS = new RedisKeys(RedisLockRegistry.DEFAULT_KEY_PREFIX, false);
+
+	private static final Pattern WITHIN = Pattern.compile("acknowledged the hold within (\\d+) ms");
 
 	private static final Pattern WAITING_CLIENT = Pattern.compile("id=(\\d+) [^\\n]*cmd=wait\\b");
 
@@ -271,6 +273,70 @@ class RedisReplicaAcksReviewTest {
 		try {
 			assertThatExceptionOfType(LockBackendException.class).isThrownBy(() -> lock.tryLock(Duration.ZERO))
 				.withMessageContaining("distlock.redis.replica-acks");
+		}
+		finally {
+			servers.replica().resume();
+		}
+	}
+
+	/**
+	 * close() while an acquisition's WAIT is pending closes the connection the give-back would go on:
+	 * it must go another way rather than leave the hold for its whole lease.
+	 */
+	@Test
+	void closingDuringAnAcknowledgementLeavesNoHoldForItsLease() throws Exception {
+		Replicated servers = masterWithReplica();
+		RedisServerProcess master = servers.master();
+		RedisTestClients clients = this.opened.add(new RedisTestClients(master));
+		RedisLockRegistry registry = new RedisLockRegistry(clients.connectionFactory(),
+				RedisLockRegistry.DEFAULT_KEY_PREFIX, LockEngineOptions.builder().restartGrace(Duration.ZERO).build(),
+				RedisReplicaAcks.of(1, Duration.ofSeconds(3)));
+		DistLock lock = registry.getLock("closing");
+		servers.replica().pause();
+		try {
+			CompletableFuture<Boolean> taking = CompletableFuture.supplyAsync(() -> {
+				try {
+					return lock.tryLock(Duration.ofSeconds(20));
+				}
+				catch (InterruptedException ex) {
+					throw new IllegalStateException(ex);
+				}
+			});
+			await().atMost(Duration.ofSeconds(10)).until(() -> WAITING_CLIENT.matcher(master.query("CLIENT", "LIST")).find());
+			registry.close();
+			assertThat(taking).failsWithin(Duration.ofSeconds(10));
+			// Given back at once, not kept for its 30 s lease.
+			await().atMost(Duration.ofSeconds(5))
+				.untilAsserted(() -> assertThat(master.query("PTTL", KEYS.lock("closing")))
+					.as("PTTL of a hold nobody was told about")
+					.isEqualTo("-2"));
+		}
+		finally {
+			servers.replica().resume();
+		}
+	}
+
+	/**
+	 * A short positive wait gets as long for the replicas as no wait at all (the engine gives every
+	 * timed call a second), not just its own 100 ms, and a refusal says what bounded it.
+	 */
+	@Test
+	void aShortWaitGetsAsLongForTheReplicasAsNoWait() {
+		Replicated servers = masterWithReplica();
+		RedisLockRegistry registry = this.opened.add(new RedisLockRegistry(
+				this.opened.add(new RedisTestClients(servers.master())).connectionFactory(),
+				RedisLockRegistry.DEFAULT_KEY_PREFIX, LockEngineOptions.builder().restartGrace(Duration.ZERO).build(),
+				RedisReplicaAcks.of(1, Duration.ofSeconds(3))));
+		DistLock lock = registry.getLock("short-wait");
+		servers.replica().pause();
+		try {
+			assertThatExceptionOfType(LockBackendException.class).isThrownBy(() -> lock.tryLock(Duration.ofMillis(100)))
+				.satisfies(refused -> {
+					Matcher within = WITHIN.matcher(refused.getMessage());
+					assertThat(within.find()).as(refused.getMessage()).isTrue();
+					assertThat(Long.parseLong(within.group(1))).as("ms given to the replicas").isGreaterThanOrEqualTo(400);
+				})
+				.withMessageContaining("all the caller's wait");
 		}
 		finally {
 			servers.replica().resume();
