@@ -57,7 +57,7 @@ class RedisReplicaAcksConnectionTest {
 	 */
 	@Test
 	void anAcquisitionQueuedBehindAnotherOnesWaitLeavesNoHoldWhenItsCallerGivesUp() throws Exception {
-		Replicated servers = masterWithReplica();
+		ReplicatedRedis servers = ReplicatedRedis.start(this.opened);
 		RedisServerProcess master = servers.master();
 		RedisLockRegistry registry = registry(master, RedisReplicaAcks.of(1, Duration.ofSeconds(4)));
 		DistLock slow = registry.getLock("slow");
@@ -91,7 +91,7 @@ class RedisReplicaAcksConnectionTest {
 	 */
 	@Test
 	void anotherConnectionOfTheClientClosingDoesNotVoidAnAcknowledgement() throws Exception {
-		Replicated servers = masterWithReplica();
+		ReplicatedRedis servers = ReplicatedRedis.start(this.opened);
 		RedisServerProcess master = servers.master();
 		RedisTestClients clients = this.opened.add(new RedisTestClients(master));
 		LettuceConnectionFactory factory = clients.connectionFactory();
@@ -124,7 +124,7 @@ class RedisReplicaAcksConnectionTest {
 	 */
 	@Test
 	void theRegistryClosesAfterItsConnectionFactoryStopped() throws Exception {
-		Replicated servers = masterWithReplica();
+		ReplicatedRedis servers = ReplicatedRedis.start(this.opened);
 		RedisTestClients clients = this.opened.add(new RedisTestClients(servers.master()));
 		LettuceConnectionFactory factory = clients.connectionFactory();
 		RedisLockRegistry registry = new RedisLockRegistry(factory, RedisLockRegistry.DEFAULT_KEY_PREFIX,
@@ -147,7 +147,7 @@ class RedisReplicaAcksConnectionTest {
 	 */
 	@Test
 	void lockNeverReturnsWithAHoldThatItsOwnGiveBackDeletes() throws Exception {
-		Replicated servers = masterWithReplica();
+		ReplicatedRedis servers = ReplicatedRedis.start(this.opened);
 		RedisServerProcess master = servers.master();
 		RedisTestClients clients = this.opened.add(new RedisTestClients(master, Duration.ofSeconds(20)));
 		LettuceConnectionFactory factory = clients.connectionFactory();
@@ -220,7 +220,7 @@ class RedisReplicaAcksConnectionTest {
 	 */
 	@Test
 	void acquisitionsDoNotDependOnTheFactorysPipeliningFlushPolicy() throws Exception {
-		Replicated servers = masterWithReplica();
+		ReplicatedRedis servers = ReplicatedRedis.start(this.opened);
 		RedisServerProcess master = servers.master();
 		RedisTestClients clients = this.opened.add(new RedisTestClients(master));
 		LettuceConnectionFactory factory = clients.connectionFactory();
@@ -241,7 +241,7 @@ class RedisReplicaAcksConnectionTest {
 	 */
 	@Test
 	void aFactoryThatReadsFromReplicasIsRefused() {
-		Replicated servers = masterWithReplica();
+		ReplicatedRedis servers = ReplicatedRedis.start(this.opened);
 		RedisServerProcess master = servers.master();
 		RedisServerProcess replica = servers.replica();
 		RedisStaticMasterReplicaConfiguration configuration = new RedisStaticMasterReplicaConfiguration(master.host(),
@@ -267,7 +267,7 @@ class RedisReplicaAcksConnectionTest {
 	 */
 	@Test
 	void tryLockWithoutWaitingSaysTheReplicasDidNotAcknowledge() {
-		Replicated servers = masterWithReplica();
+		ReplicatedRedis servers = ReplicatedRedis.start(this.opened);
 		DistLock lock = registry(servers.master(), RedisReplicaAcks.of(1, Duration.ofSeconds(3))).getLock("no-wait");
 		servers.replica().pause();
 		try {
@@ -285,7 +285,7 @@ class RedisReplicaAcksConnectionTest {
 	 */
 	@Test
 	void closingDuringAnAcknowledgementLeavesNoHoldForItsLease() throws Exception {
-		Replicated servers = masterWithReplica();
+		ReplicatedRedis servers = ReplicatedRedis.start(this.opened);
 		RedisServerProcess master = servers.master();
 		RedisTestClients clients = this.opened.add(new RedisTestClients(master));
 		RedisLockRegistry registry = new RedisLockRegistry(clients.connectionFactory(),
@@ -322,7 +322,7 @@ class RedisReplicaAcksConnectionTest {
 	 */
 	@Test
 	void aShortWaitGetsAsLongForTheReplicasAsNoWait() {
-		Replicated servers = masterWithReplica();
+		ReplicatedRedis servers = ReplicatedRedis.start(this.opened);
 		RedisLockRegistry registry = this.opened.add(new RedisLockRegistry(
 				this.opened.add(new RedisTestClients(servers.master())).connectionFactory(),
 				RedisLockRegistry.DEFAULT_KEY_PREFIX, LockEngineOptions.builder().restartGrace(Duration.ZERO).build(),
@@ -359,24 +359,8 @@ class RedisReplicaAcksConnectionTest {
 		}
 	}
 
-	private Replicated masterWithReplica() {
-		RedisServerProcess master = this.opened.add(RedisServerProcess.start("--repl-diskless-sync-delay", "0"));
-		RedisServerProcess replica = this.opened.add(RedisServerProcess.start("--repl-diskless-sync-delay", "0",
-				"--replicaof", master.host(), Integer.toString(master.port())));
-		await().atMost(Duration.ofSeconds(20))
-			.until(() -> replica.query("INFO", "replication").contains("master_link_status:up"));
-		assertThat(master.command("SET", "streaming", "yes")).isEqualTo("+OK");
-		await().atMost(Duration.ofSeconds(20)).until(() -> "1".equals(replica.query("EXISTS", "streaming")));
-		return new Replicated(master, replica);
-	}
-
 	private RedisLockRegistry registry(RedisServerProcess server, RedisReplicaAcks acks) {
-		RedisTestClients clients = this.opened.add(new RedisTestClients(server));
-		return this.opened.add(new RedisLockRegistry(clients.connectionFactory(), RedisLockRegistry.DEFAULT_KEY_PREFIX,
-				LockEngineOptions.builder().restartGrace(Duration.ZERO).build(), acks));
-	}
-
-	private record Replicated(RedisServerProcess master, RedisServerProcess replica) {
+		return ReplicatedRedis.registry(this.opened, server, acks);
 	}
 
 }

@@ -16,7 +16,6 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.distlock.DistLock;
 import io.distlock.LockBackendException;
-import io.distlock.core.LockEngineOptions;
 import io.distlock.embedded.RedisServerProcess;
 import io.distlock.testing.ClosedAfterEach;
 
@@ -40,7 +39,7 @@ class RedisReplicaAcksTest {
 
 	@Test
 	void aHoldCountsOnceTheReplicaHasIt() throws InterruptedException {
-		Replicated servers = masterWithReplica();
+		ReplicatedRedis servers = ReplicatedRedis.start(this.opened);
 		RedisServerProcess master = servers.master();
 		RedisServerProcess replica = servers.replica();
 		DistLock lock = registry(master, ONE_REPLICA).getLock("acknowledged");
@@ -53,7 +52,7 @@ class RedisReplicaAcksTest {
 
 	@Test
 	void withoutAcknowledgementsAHoldTheReplicaMissedIsGrantedAnyway() throws InterruptedException {
-		Replicated servers = masterWithReplica();
+		ReplicatedRedis servers = ReplicatedRedis.start(this.opened);
 		RedisServerProcess master = servers.master();
 		RedisServerProcess replica = servers.replica();
 		DistLock lock = registry(master, RedisReplicaAcks.NONE).getLock("unacknowledged");
@@ -70,7 +69,7 @@ class RedisReplicaAcksTest {
 
 	@Test
 	void aHoldNoReplicaAcknowledgesIsGivenBackAndTheCallerToldWhichPropertyAsksForIt() {
-		Replicated servers = masterWithReplica();
+		ReplicatedRedis servers = ReplicatedRedis.start(this.opened);
 		RedisServerProcess master = servers.master();
 		RedisServerProcess replica = servers.replica();
 		DistLock lock = registry(master, ONE_REPLICA).getLock("missed");
@@ -89,7 +88,7 @@ class RedisReplicaAcksTest {
 
 	@Test
 	void aHoldHandedOverCountsOnlyOnceTheReplicaHasIt() throws Exception {
-		Replicated servers = masterWithReplica();
+		ReplicatedRedis servers = ReplicatedRedis.start(this.opened);
 		RedisServerProcess master = servers.master();
 		RedisServerProcess replica = servers.replica();
 		DistLock held = registry(master, RedisReplicaAcks.NONE).getLock("handed-over");
@@ -126,7 +125,7 @@ class RedisReplicaAcksTest {
 
 	@Test
 	void aReconnectBetweenTheAcquisitionAndItsWaitVoidsTheAcknowledgement() throws Exception {
-		Replicated servers = masterWithReplica();
+		ReplicatedRedis servers = ReplicatedRedis.start(this.opened);
 		RedisServerProcess master = servers.master();
 		RedisServerProcess replica = servers.replica();
 		DistLock lock = registry(master, RedisReplicaAcks.of(1, Duration.ofSeconds(10))).getLock("reconnected");
@@ -170,26 +169,8 @@ class RedisReplicaAcksTest {
 		assertThat(server.query("EXISTS", KEYS.lock("proxied"))).isEqualTo("0");
 	}
 
-	private Replicated masterWithReplica() {
-		RedisServerProcess master = this.opened.add(RedisServerProcess.start("--repl-diskless-sync-delay", "0"));
-		RedisServerProcess replica = this.opened.add(RedisServerProcess.start("--repl-diskless-sync-delay", "0",
-				"--replicaof", master.host(), Integer.toString(master.port())));
-		// Streaming too: after a diskless sync the master sends its replica nothing (a GETACK neither)
-		// until the replica's first ack, up to a second later; until then it acknowledges nothing.
-		await().atMost(Duration.ofSeconds(20))
-			.until(() -> replica.query("INFO", "replication").contains("master_link_status:up"));
-		assertThat(master.command("SET", "streaming", "yes")).isEqualTo("+OK");
-		await().atMost(Duration.ofSeconds(20)).until(() -> "1".equals(replica.query("EXISTS", "streaming")));
-		return new Replicated(master, replica);
-	}
-
 	private RedisLockRegistry registry(RedisServerProcess server, RedisReplicaAcks acks) {
-		RedisTestClients clients = this.opened.add(new RedisTestClients(server));
-		return this.opened.add(new RedisLockRegistry(clients.connectionFactory(), RedisLockRegistry.DEFAULT_KEY_PREFIX,
-				LockEngineOptions.builder().restartGrace(Duration.ZERO).build(), acks));
-	}
-
-	private record Replicated(RedisServerProcess master, RedisServerProcess replica) {
+		return ReplicatedRedis.registry(this.opened, server, acks);
 	}
 
 }

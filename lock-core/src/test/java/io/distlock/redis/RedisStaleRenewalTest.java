@@ -8,8 +8,6 @@ import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.BiConsumer;
-import java.util.function.Consumer;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -24,8 +22,8 @@ import io.distlock.core.LockBackend.Acquisition;
 import io.distlock.core.LockBackend.HoldRef;
 import io.distlock.core.LockBackend.Release;
 import io.distlock.core.LockEngineOptions;
-import io.distlock.core.LockNotice;
 import io.distlock.core.ReleaseRequest;
+import io.distlock.testing.ForwardingLockBackend;
 import io.distlock.testing.RedisServerExtension;
 
 /**
@@ -170,9 +168,7 @@ class RedisStaleRenewalTest {
 	 * thread still waiting through the template would, until the test lets it go; every other call
 	 * goes straight through.
 	 */
-	static final class HeldBackRenewal implements LockBackend {
-
-		private final LockBackend backend;
+	static final class HeldBackRenewal extends ForwardingLockBackend {
 
 		private final String name;
 
@@ -188,7 +184,7 @@ class RedisStaleRenewalTest {
 		final CountDownLatch landed = new CountDownLatch(1);
 
 		HeldBackRenewal(LockBackend backend, String name) {
-			this.backend = backend;
+			super(backend);
 			this.name = name;
 		}
 
@@ -196,14 +192,14 @@ class RedisStaleRenewalTest {
 		public List<Boolean> renew(List<HoldRef> holds, Duration lease, Duration within) {
 			boolean hold = holds.stream().anyMatch(ref -> ref.name().equals(this.name)) && this.holding.compareAndSet(false, true);
 			if (!hold) {
-				return this.backend.renew(holds, lease, within);
+				return backend().renew(holds, lease, within);
 			}
 			this.taken.countDown();
 			try {
 				if (!this.letGo.await(60, TimeUnit.SECONDS)) {
 					throw new IllegalStateException("The test never let the renewal go");
 				}
-				return this.backend.renew(holds, lease, within);
+				return backend().renew(holds, lease, within);
 			}
 			catch (InterruptedException ex) {
 				Thread.currentThread().interrupt();
@@ -212,96 +208,6 @@ class RedisStaleRenewalTest {
 			finally {
 				this.landed.countDown();
 			}
-		}
-
-		@Override
-		public String description() {
-			return this.backend.description();
-		}
-
-		@Override
-		public String explain(RuntimeException failure) {
-			return this.backend.explain(failure);
-		}
-
-		@Override
-		public String checkName(String name) {
-			return this.backend.checkName(name);
-		}
-
-		@Override
-		public boolean leasesExpire() {
-			return this.backend.leasesExpire();
-		}
-
-		@Override
-		public boolean issuesFencingTokens() {
-			return this.backend.issuesFencingTokens();
-		}
-
-		@Override
-		public boolean queuesWaiters() {
-			return this.backend.queuesWaiters();
-		}
-
-		@Override
-		public Acquisition acquire(AcquireRequest request) {
-			return this.backend.acquire(request);
-		}
-
-		@Override
-		public void leaveQueue(String name, String owner, String ticket, boolean passOnHandOff) {
-			this.backend.leaveQueue(name, owner, ticket, passOnHandOff);
-		}
-
-		@Override
-		public Release release(ReleaseRequest request) {
-			return this.backend.release(request);
-		}
-
-		@Override
-		public long issueToken(String name, String owner, String attemptId) {
-			return this.backend.issueToken(name, owner, attemptId);
-		}
-
-		@Override
-		public boolean isHeldBy(String name, String owner) {
-			return this.backend.isHeldBy(name, owner);
-		}
-
-		@Override
-		public Duration remainingLease(String name) {
-			return this.backend.remainingLease(name);
-		}
-
-		@Override
-		public AutoCloseable subscribe(String name, String clientId, Consumer<LockNotice> onNotice) {
-			return this.backend.subscribe(name, clientId, onNotice);
-		}
-
-		@Override
-		public Duration renewalValidity(Duration lease) {
-			return this.backend.renewalValidity(lease);
-		}
-
-		@Override
-		public void onHoldsLost(BiConsumer<List<HoldRef>, String> lost) {
-			this.backend.onHoldsLost(lost);
-		}
-
-		@Override
-		public List<String> serverWarnings() {
-			return this.backend.serverWarnings();
-		}
-
-		@Override
-		public Health health() {
-			return this.backend.health();
-		}
-
-		@Override
-		public void close() {
-			this.backend.close();
 		}
 
 	}

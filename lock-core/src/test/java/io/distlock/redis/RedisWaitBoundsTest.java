@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
@@ -22,11 +21,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.distlock.DistLock;
 import io.distlock.LockBackendException;
-import io.distlock.core.AcquireRequest;
 import io.distlock.core.LockBackend;
 import io.distlock.core.BackendLockRegistry;
 import io.distlock.core.LockEngineOptions;
-import io.distlock.core.ReleaseRequest;
+import io.distlock.testing.ForwardingLockBackend;
 import io.distlock.testing.RedisServerExtension;
 import io.distlock.core.LockNotice;
 
@@ -202,9 +200,7 @@ class RedisWaitBoundsTest {
 	 * A real backend whose first {@code subscribe} stalls before it goes through, as one to a server
 	 * that is slow to answer would; every other call goes straight through.
 	 */
-	static final class StallingBackend implements LockBackend {
-
-		private final LockBackend backend;
+	static final class StallingBackend extends ForwardingLockBackend {
 
 		final Duration stall;
 
@@ -217,7 +213,7 @@ class RedisWaitBoundsTest {
 		private final AtomicBoolean stalled = new AtomicBoolean();
 
 		StallingBackend(LockBackend backend, Duration stall) {
-			this.backend = backend;
+			super(backend);
 			this.stall = stall;
 		}
 
@@ -234,52 +230,7 @@ class RedisWaitBoundsTest {
 					throw new IllegalStateException("Interrupted while subscribing to lock releases", ex);
 				}
 			}
-			return this.backend.subscribe(name, clientId, onRelease);
-		}
-
-		@Override
-		public boolean queuesWaiters() {
-			return this.backend.queuesWaiters();
-		}
-
-		@Override
-		public Acquisition acquire(AcquireRequest request) {
-			return this.backend.acquire(request);
-		}
-
-		@Override
-		public void leaveQueue(String name, String owner, String ticket, boolean passOnHandOff) {
-			this.backend.leaveQueue(name, owner, ticket, passOnHandOff);
-		}
-
-		@Override
-		public Release release(ReleaseRequest request) {
-			return this.backend.release(request);
-		}
-
-		@Override
-		public List<Boolean> renew(List<HoldRef> holds, Duration lease, Duration within) {
-			return this.backend.renew(holds, lease, within);
-		}
-
-		@Override
-		public boolean isHeldBy(String name, String owner) {
-			return this.backend.isHeldBy(name, owner);
-		}
-
-		@Override
-		public Duration remainingLease(String name) {
-			return this.backend.remainingLease(name);
-		}
-
-		@Override
-		public Health health() {
-			return this.backend.health();
-		}
-
-		@Override
-		public void close() {
-			this.backend.close();
+			return backend().subscribe(name, clientId, onRelease);
 		}
 
 	}
