@@ -3,7 +3,6 @@ package io.distlock.autoconfigure;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.concurrent.atomic.AtomicLong;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -19,6 +18,7 @@ import org.springframework.web.bind.annotation.ExceptionHandler;
 import io.distlock.LockBackendException;
 import io.distlock.LockNotAcquiredException;
 import io.distlock.annotation.LockAcquisitionException;
+import io.distlock.core.WarningWindow;
 
 /**
  * Answers a request whose {@code @DistributedLock} method did not get its lock with an RFC 9457
@@ -38,13 +38,13 @@ public class LockAcquisitionProblemHandler {
 	private static final Logger log = LoggerFactory.getLogger(LockAcquisitionProblemHandler.class);
 
 	/** A dead backend fails every locked request; one warning per interval says so. */
-	private static final long WARN_INTERVAL_NANOS = Duration.ofSeconds(30).toNanos();
+	private static final Duration WARN_INTERVAL = Duration.ofSeconds(30);
 
 	private final Duration retryAfter;
 
 	private final Clock clock;
 
-	private final AtomicLong lastWarning = new AtomicLong(System.nanoTime() - WARN_INTERVAL_NANOS);
+	private final WarningWindow warnings = new WarningWindow(WARN_INTERVAL);
 
 	/**
 	 * @param retryAfter the {@code Retry-After} when the failure does not say how long it lasts
@@ -119,10 +119,10 @@ public class LockAcquisitionProblemHandler {
 	}
 
 	private void warn(RuntimeException ex) {
-		long now = System.nanoTime();
-		long last = this.lastWarning.get();
-		if (now - last >= WARN_INTERVAL_NANOS && this.lastWarning.compareAndSet(last, now)) {
-			log.warn("Answered 503 to a request: {}", ex.getMessage());
+		long heldBack = this.warnings.enter(System.nanoTime());
+		if (heldBack >= 0) {
+			log.warn("Answered 503 to a request: {}{}", ex.getMessage(),
+					(heldBack > 0) ? " (" + heldBack + " more such answer(s) since the last warning)" : "");
 		}
 	}
 

@@ -2,11 +2,12 @@ package io.distlock.aop;
 
 import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+
+import io.distlock.core.WarningWindow;
 
 /**
  * Says when a method that may be skipped ({@code onFailure = SKIP}, {@code @ClusterSingleton}) was
@@ -22,7 +23,7 @@ final class SkipWarnings {
 	/** What a method's skips look like when they are logged. */
 	private static final Duration DEFAULT_INTERVAL = Duration.ofMinutes(1);
 
-	private final long intervalNanos;
+	private final Duration interval;
 
 	private final LongSupplier clock;
 
@@ -30,14 +31,14 @@ final class SkipWarnings {
 	 * Per method (its description: two methods sharing a lock name are warned about each), so its size
 	 * is bounded by the code, never by the keys.
 	 */
-	private final ConcurrentHashMap<String, Window> windows = new ConcurrentHashMap<>();
+	private final ConcurrentHashMap<String, WarningWindow> windows = new ConcurrentHashMap<>();
 
 	SkipWarnings() {
 		this(DEFAULT_INTERVAL, System::nanoTime);
 	}
 
 	SkipWarnings(Duration interval, LongSupplier clock) {
-		this.intervalNanos = interval.toNanos();
+		this.interval = interval;
 		this.clock = clock;
 	}
 
@@ -47,9 +48,9 @@ final class SkipWarnings {
 	 * @return whether it was logged (not within the interval of the last one)
 	 */
 	boolean skipped(LockAttribute attribute, Throwable why) {
-		Window window = this.windows.computeIfAbsent(attribute.description(), name -> new Window());
-		long now = this.clock.getAsLong();
-		long unsaid = window.enter(now, this.intervalNanos);
+		WarningWindow window = this.windows.computeIfAbsent(attribute.description(),
+				name -> new WarningWindow(this.interval));
+		long unsaid = window.enter(this.clock.getAsLong());
 		if (unsaid < 0) {
 			return false;
 		}
@@ -57,28 +58,6 @@ final class SkipWarnings {
 		log.warn("@DistributedLock {} was skipped (onFailure = SKIP) for a reason other than another holder: {}{}",
 				attribute.description(), why.getMessage(), more);
 		return true;
-	}
-
-	/** One method's last warning and the skips since. */
-	private static final class Window {
-
-		/** The last warning's time; {@code NEVER} until the first, which is always logged. */
-		private static final long NEVER = Long.MIN_VALUE;
-
-		private final AtomicLong lastNanos = new AtomicLong(NEVER);
-
-		private final AtomicLong unsaid = new AtomicLong();
-
-		/** @return the skips left unsaid since the last warning if this one is to be logged, else -1 */
-		long enter(long now, long intervalNanos) {
-			long last = this.lastNanos.get();
-			if ((last == NEVER || now - last >= intervalNanos) && this.lastNanos.compareAndSet(last, now)) {
-				return this.unsaid.getAndSet(0);
-			}
-			this.unsaid.incrementAndGet();
-			return -1;
-		}
-
 	}
 
 }
