@@ -32,8 +32,10 @@ import io.distlock.LockBackendException;
 
 /**
  * Sends acquisitions that must reach replicas, each followed by {@code WAIT} (or {@code WAITAOF}),
- * on a connection of distlock's own (one per registry): {@code WAIT} blocks its connection on the server, and on the
- * application's shared connection every other command would queue behind it.
+ * on a connection of distlock's own (one per registry): {@code WAIT} blocks its connection on the
+ * server, and on the application's shared connection every other command would queue behind it.
+ * What must run after an acquisition (giving its hold back, leaving the queue) goes over the same
+ * connection, so that the server runs it after the acquisition too.
  * <p>
  * An acknowledgement counts only if the acquisition and its {@code WAIT} ran on one connection:
  * {@code WAIT} waits for the writes of its own connection, and Lettuce re-sends an unanswered
