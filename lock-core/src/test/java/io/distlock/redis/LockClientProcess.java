@@ -44,10 +44,18 @@ public final class LockClientProcess {
 	private LockClientProcess() {
 	}
 
+	/**
+	 * Longer than any freeze a test imposes: a command outstanding when the client is frozen must meet
+	 * Redis's late reply when it is thawed, which is what those tests are about. With 5 s, a freeze of
+	 * a 3 s lease plus a loaded machine's seconds had the thawed client's own timeout fire first, and
+	 * its tryLock failed ("Redis did not answer within 5000 ms") instead of acquiring after C.
+	 */
+	private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(60);
+
 	public static void main(String[] args) throws Exception {
 		LettuceConnectionFactory factory = new LettuceConnectionFactory(
 				new RedisStandaloneConfiguration(args[0], Integer.parseInt(args[1])),
-				LettuceClientConfiguration.builder().commandTimeout(Duration.ofSeconds(5)).build());
+				LettuceClientConfiguration.builder().commandTimeout(COMMAND_TIMEOUT).build());
 		factory.afterPropertiesSet();
 		factory.start();
 		RedisLockRegistry registry = new RedisLockRegistry(factory, "distlock",

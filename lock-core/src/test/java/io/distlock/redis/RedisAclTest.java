@@ -37,6 +37,14 @@ class RedisAclTest {
 	static final String README_ACL = "on >s3cret-for-locks ~distlock:* &distlock:* +@scripting +@pubsub +@hash +@list "
 			+ "+get +set +pexpire +pttl +exists +del +time +ping +hello +auth +client +select +info +lastsave";
 
+	/**
+	 * The clients' watchdog lease. What is tested here is which commands the ACL allows, not leases;
+	 * but a lease bounds a renewal's wait (what is left of it) and an unlock's (that plus a second).
+	 * With 1 s, a machine under heavy load lost the hold whose renewal the test waits for, and an
+	 * unlock failed ("Redis did not answer within 1999 ms").
+	 */
+	private static final Duration WATCHDOG = Duration.ofSeconds(10);
+
 	@RegisterExtension
 	static final RedisServerExtension redisServer = new RedisServerExtension();
 
@@ -90,7 +98,8 @@ class RedisAclTest {
 		DistLock held = clients.get(0).getLock("acl-renewed");
 		held.lock();
 		long renewals = clients.get(0).watchdogRenewals();
-		org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10))
+		// The first renewal comes a third of a lease in.
+		org.awaitility.Awaitility.await().atMost(WATCHDOG.multipliedBy(3))
 			.until(() -> clients.get(0).watchdogRenewals() > renewals);
 		held.unlock();
 	}
@@ -149,7 +158,7 @@ class RedisAclTest {
 		org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> redisServer.server()
 			.query("INFO", "server").matches("(?s).*uptime_in_seconds:([3-9]|\\d\\d+)\\b.*"));
 		RedisLockRegistry registry = new RedisLockRegistry(factory("s3cret-for-locks"), "distlock",
-				LockEngineOptions.builder().watchdogTimeout(Duration.ofSeconds(1)).restartGrace(grace).build());
+				LockEngineOptions.builder().watchdogTimeout(WATCHDOG).restartGrace(grace).build());
 		this.opened.add(registry);
 		DistLock lock = registry.getLock("acl-up-long");
 		assertThat(lock.tryLock(Duration.ZERO)).isTrue();
@@ -167,7 +176,7 @@ class RedisAclTest {
 		assertThat(redisServer.server().command(acl.toArray(String[]::new))).isEqualTo("+OK");
 		redisServer.server().command("DEL", "distlock:fencing", "distlock:fencing:lastsave");
 		RedisLockRegistry registry = new RedisLockRegistry(factory("s3cret-for-locks"), "distlock",
-				LockEngineOptions.builder().watchdogTimeout(Duration.ofSeconds(1)).restartGrace(Duration.ofMillis(500)).build());
+				LockEngineOptions.builder().watchdogTimeout(WATCHDOG).restartGrace(Duration.ofMillis(500)).build());
 		this.opened.add(registry);
 		DistLock lock = registry.getLock("acl-no-info");
 		assertThat(lock.tryLock(Duration.ofSeconds(10))).as("after the grace the missing counter started").isTrue();
@@ -180,7 +189,7 @@ class RedisAclTest {
 
 	private RedisLockRegistry client() {
 		RedisLockRegistry registry = new RedisLockRegistry(factory("s3cret-for-locks"), "distlock",
-				LockEngineOptions.builder().watchdogTimeout(Duration.ofSeconds(1)).build());
+				LockEngineOptions.builder().watchdogTimeout(WATCHDOG).build());
 		this.opened.add(registry);
 		return registry;
 	}

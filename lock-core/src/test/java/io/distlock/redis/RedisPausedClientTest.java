@@ -4,8 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 import static org.awaitility.Awaitility.await;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -100,7 +104,7 @@ class RedisPausedClientTest {
 		redisServer.server().pause();
 		try {
 			this.child.send("trylock " + name + " 30000");
-			Thread.sleep(1000);
+			awaitBytesUnreadBy(redisServer.server().port());
 			this.child.freeze();
 		}
 		finally {
@@ -129,6 +133,37 @@ class RedisPausedClientTest {
 		assertThat(afterC).startsWith("ACQUIRED");
 		assertThat(Long.parseLong(afterC.split(" ")[1])).as("the child's fencing token after C's release")
 			.isGreaterThan(tokenC);
+	}
+
+	/**
+	 * Waits until a client has sent the paused server on {@code port} something it has not read: the
+	 * kernel's table of TCP sockets shows it ({@code rx_queue} of the server's established
+	 * connections). While the server is paused only the child sends; the test's own connections are
+	 * idle. A fixed second used to stand for this, and a loaded machine's child could still be on
+	 * its way to sending its acquisition when frozen, so that Redis never took the lock for it.
+	 * Without {@code /proc} (not Linux) that second is all there is.
+	 */
+	private static void awaitBytesUnreadBy(int port) throws InterruptedException {
+		List<Path> tables = Stream.of("/proc/net/tcp", "/proc/net/tcp6").map(Path::of).filter(Files::isReadable).toList();
+		if (tables.isEmpty()) {
+			Thread.sleep(1000);
+			return;
+		}
+		await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(5)).until(() -> {
+			long unread = 0;
+			for (Path table : tables) {
+				List<String> lines = Files.readAllLines(table);
+				for (String line : lines.subList(1, lines.size())) {
+					// sl local_address rem_address st tx_queue:rx_queue ...; ports, states and sizes in hex
+					String[] fields = line.trim().split("\\s+");
+					int localPort = Integer.parseInt(fields[1].substring(fields[1].indexOf(':') + 1), 16);
+					if (localPort == port && "01".equals(fields[3])) {
+						unread += Long.parseLong(fields[4].substring(fields[4].indexOf(':') + 1), 16);
+					}
+				}
+			}
+			return unread > 0;
+		});
 	}
 
 	private long queueLength(String name) {
