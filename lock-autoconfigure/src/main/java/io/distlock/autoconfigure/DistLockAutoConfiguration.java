@@ -137,7 +137,8 @@ public class DistLockAutoConfiguration {
 		RedisLockRegistry redisLockRegistry(RedisConnectionFactory connectionFactory, DistLockSettings settings,
 				ObjectProvider<LockListener> listeners, LockWatchdog watchdog) {
 			DistLockSettings.RegistrySpec spec = settings.defaults();
-			return RedisRegistries.create(spec, connectionFactory, settings.engineOptions(spec, listeners, watchdog));
+			return RedisRegistries.create(spec, connectionFactory, settings.engineOptions(spec, listeners, watchdog),
+					settings.replicaAcks());
 		}
 
 	}

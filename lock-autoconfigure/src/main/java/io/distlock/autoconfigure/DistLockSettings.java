@@ -124,9 +124,8 @@ final class DistLockSettings {
 		}
 		this.restartGrace = effectiveRestartGrace(properties);
 		this.replicaAcks = replicaAcks(properties, nodes);
-		this.named.replaceAll((name, spec) -> spec.withReplicaAcks(this.replicaAcks));
 		this.defaults = new RegistrySpec(null, backend, properties.getKeyPrefix(), properties.getJdbc().getTableName(),
-				properties.getJdbc().isCreateSchema(), zookeeper.getBasePath(), watchdogTimeout, nodes, this.replicaAcks);
+				properties.getJdbc().isCreateSchema(), zookeeper.getBasePath(), watchdogTimeout, nodes);
 	}
 
 	/**
@@ -214,8 +213,7 @@ final class DistLockSettings {
 				orElse(declared.getTableName(), this.properties.getJdbc().getTableName()),
 				orElse(declared.getCreateSchema(), this.properties.getJdbc().isCreateSchema()),
 				orElse(declared.getBasePath(), this.properties.getZookeeper().getBasePath()),
-				orElse(declared.getWatchdogTimeout(), this.properties.getWatchdog().getTimeout()), nodes,
-				RedisReplicaAcks.NONE);
+				orElse(declared.getWatchdogTimeout(), this.properties.getWatchdog().getTimeout()), nodes);
 	}
 
 	private static <T> T orElse(T value, T fallback) {
@@ -305,6 +303,11 @@ final class DistLockSettings {
 		return (this.redlockSettings != null) ? this.redlockSettings : redlockSettings(this.properties.getRedlock());
 	}
 
+	/** @return how many replicas must have a hold, for every registry on spring.data.redis */
+	RedisReplicaAcks replicaAcks() {
+		return this.replicaAcks;
+	}
+
 	/** @return the properties this was built from */
 	DistLockProperties properties() {
 		return this.properties;
@@ -341,15 +344,9 @@ final class DistLockSettings {
 	 * @param basePath a ZooKeeper registry's parent znode
 	 * @param watchdogTimeout the lease of watchdog-kept locks
 	 * @param redlockNodes a Redis registry's own Redlock masters, or {@code null} for none
-	 * @param replicaAcks how many replicas must have a hold on spring.data.redis
 	 */
 	record RegistrySpec(String prefix, Backend backend, String keyPrefix, String tableName, boolean createSchema,
-			String basePath, Duration watchdogTimeout, RedlockUris redlockNodes, RedisReplicaAcks replicaAcks) {
-
-		private RegistrySpec withReplicaAcks(RedisReplicaAcks acks) {
-			return new RegistrySpec(this.prefix, this.backend, this.keyPrefix, this.tableName, this.createSchema,
-					this.basePath, this.watchdogTimeout, this.redlockNodes, acks);
-		}
+			String basePath, Duration watchdogTimeout, RedlockUris redlockNodes) {
 
 		/** @return where {@code table-name} and {@code create-schema} are set, for a failure */
 		String jdbcPrefix() {

@@ -113,7 +113,7 @@ class NamedLockRegistries implements ImportBeanDefinitionRegistrar {
 		return switch (spec.backend()) {
 			case REDIS -> {
 				requirements.requireClass(prefix + ".backend", Backend.REDIS, REDIS_CLASS, REDIS_DEPENDENCY);
-				yield (spec.redlockNodes() == null) ? RedisRegistries.named(spec, options, requirements)
+				yield (spec.redlockNodes() == null) ? RedisRegistries.named(spec, options, settings.replicaAcks(), requirements)
 						: Redlock.create(spec, settings, options, beanFactory, requirements);
 			}
 			case JDBC -> {
