@@ -188,7 +188,7 @@ final class LettuceScripts {
 	 * Waits until {@code deadline} ({@link System#nanoTime()}); when not {@code interruptible}, an
 	 * interrupt meanwhile is kept for the caller and the wait goes on.
 	 */
-	private static <T> T await(Future<T> reply, long deadline, boolean interruptible)
+	static <T> T await(Future<T> reply, long deadline, boolean interruptible)
 			throws InterruptedException, ExecutionException, TimeoutException {
 		boolean interrupted = false;
 		try {

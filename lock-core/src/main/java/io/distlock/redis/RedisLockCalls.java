@@ -427,7 +427,7 @@ final class RedisLockCalls {
 			HoldRef hold = holds.get(i);
 			lockKeys[i] = this.encodedKeys.lockKey(hold.name());
 			args[2 * i + 1] = this.arguments.owner(hold.owner());
-			args[2 * i + 2] = ScriptArguments.text((hold.attemptId() != null) ? hold.attemptId() : "");
+			args[2 * i + 2] = this.arguments.attempt(hold.attemptId());
 		}
 		List<?> reply = (within != null) ? eval(LockScripts.RENEW, ScriptOutputType.MULTI, lockKeys, within, args)
 				: (List<?>) throughTemplate(LockScripts.RENEW, lockKeys, args);

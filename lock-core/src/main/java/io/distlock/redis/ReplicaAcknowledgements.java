@@ -289,28 +289,17 @@ final class ReplicaAcknowledgements implements AutoCloseable {
 	void giveBack(RedisScript<?> script, byte[][] keys, Duration within, byte[]... args) {
 		Future<Object> reply = commands().eval(script.getScriptAsString().getBytes(StandardCharsets.UTF_8),
 				ScriptOutputType.INTEGER, keys, args);
-		boolean interrupted = Thread.interrupted();
-		long deadline = System.nanoTime() + within.toNanos();
 		try {
-			while (true) {
-				try {
-					reply.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-					return;
-				}
-				catch (InterruptedException ex) {
-					interrupted = true;
-				}
-			}
+			LettuceScripts.await(reply, System.nanoTime() + within.toNanos(), false);
+		}
+		catch (InterruptedException ex) {
+			// Not interruptible: never thrown.
+			Thread.currentThread().interrupt();
 		}
 		catch (ExecutionException | TimeoutException ex) {
 			// Sent: it runs before anything sent after it, and the hold expires within its lease anyway.
 			throw new IllegalStateException("Redis (" + this.description + ") did not confirm giving back an "
 					+ "unacknowledged hold within " + within.toMillis() + " ms", ex);
-		}
-		finally {
-			if (interrupted) {
-				Thread.currentThread().interrupt();
-			}
 		}
 	}
 
