@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
-import java.util.HashSet;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -12,9 +11,6 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.springframework.data.redis.connection.RedisSentinelConfiguration;
-import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
-import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import io.distlock.DistLock;
 import io.distlock.core.LockEngineOptions;
@@ -112,16 +108,8 @@ class RedisPromotionTest {
 	}
 
 	private RedisLockRegistry sentinelClient(RedisSentinelGroup group) {
-		LettuceConnectionFactory factory = new LettuceConnectionFactory(
-				new RedisSentinelConfiguration(group.masterName(), new HashSet<>(group.sentinelNodes())),
-				LettuceClientConfiguration.builder().commandTimeout(Duration.ofSeconds(2)).build());
-		factory.afterPropertiesSet();
-		factory.start();
-		this.opened.add(factory::destroy);
-		RedisLockRegistry registry = new RedisLockRegistry(factory, "distlock",
-				LockEngineOptions.builder().watchdogTimeout(GRACE).restartGrace(GRACE).build());
-		this.opened.add(registry);
-		return registry;
+		return this.opened.add(new RedisTestClients(group, Duration.ofSeconds(2)))
+			.registry(LockEngineOptions.builder().watchdogTimeout(GRACE).restartGrace(GRACE));
 	}
 
 }

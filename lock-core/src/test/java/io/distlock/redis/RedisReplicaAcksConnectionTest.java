@@ -50,10 +50,10 @@ class RedisReplicaAcksConnectionTest {
 
 	/**
 	 * All acquisitions of a registry share one connection, and WAIT blocks it on the server: an
-	 * acquisition sent while another one's WAIT waits for a slow replica runs only after that WAIT.
-	 * Its caller's deadline passes first; the engine's clean-up (leaveQueue) goes over the shared
-	 * connection and lands before the acquisition, which then takes the lock for a whole lease that
-	 * nobody renews, releases or reports.
+	 * acquisition sent while another one's WAIT waits for a slow replica runs only after that WAIT,
+	 * when its caller's deadline has passed. The caller's clean-up must land behind it and undo what
+	 * it took; sent over the shared connection (before the fix) it landed first, and the acquisition
+	 * then kept the lock for a whole lease that nobody renewed, released or reported.
 	 */
 	@Test
 	void anAcquisitionQueuedBehindAnotherOnesWaitLeavesNoHoldWhenItsCallerGivesUp() throws Exception {
@@ -84,10 +84,10 @@ class RedisReplicaAcksConnectionTest {
 	}
 
 	/**
-	 * The disconnect counter listens to every connection of the application's Lettuce client, so any
-	 * connection closed meanwhile (a pipeline's or transaction's dedicated connection the application
-	 * gives back, a pooled connection evicted, the subscriber's reconnect) fails an acquisition that
-	 * every replica acknowledged, claiming a reconnect that never happened.
+	 * Only the own connection's disconnects void an acknowledgement: another connection of the
+	 * application's Lettuce client closing meanwhile (a pipeline's or transaction's dedicated
+	 * connection given back, a pooled one evicted, the subscriber's reconnect) must not fail an
+	 * acquisition every replica acknowledged, as it did when every disconnect of the client counted.
 	 */
 	@Test
 	void anotherConnectionOfTheClientClosingDoesNotVoidAnAcknowledgement() throws Exception {
@@ -119,8 +119,8 @@ class RedisReplicaAcksConnectionTest {
 
 	/**
 	 * Spring stops a SmartLifecycle LettuceConnectionFactory before it calls the registry's destroy
-	 * method; ReplicaAcknowledgements.close() then asks the stopped factory for its client and throws,
-	 * so RedisLockBackend.close() never closes the renewals' executor.
+	 * method: closing must not ask the stopped factory for anything (it threw, and the backend's later
+	 * closing steps never ran).
 	 */
 	@Test
 	void theRegistryClosesAfterItsConnectionFactoryStopped() throws Exception {
@@ -138,11 +138,10 @@ class RedisReplicaAcksConnectionTest {
 	}
 
 	/**
-	 * The hold of an unacknowledged acquisition is given back with abandon.lua over the shared
-	 * connection, keyed by the attempt's ticket; lock() (uninterruptible) then sends the acquisition
-	 * again with the same ticket over distlock's own connection. Nothing orders the two: when the new
-	 * acquisition lands first it takes the hold up (same ':attempt'), its WAIT is acknowledged and
-	 * lock() returns; the late abandon then deletes the hold. The shared connection is held up here
+	 * An interrupt during the WAIT of lock() (uninterruptible): the unacknowledged hold is given back,
+	 * keyed by the attempt's ticket, and lock() sends the acquisition again with the same ticket. The
+	 * give-back must run before that retry; sent over the shared connection (before the fix), a late
+	 * give-back could delete the hold lock() had returned with. The shared connection is held up here
 	 * with a BLPOP to force the order that a busy shared connection gives by chance.
 	 */
 	@Test
@@ -213,10 +212,10 @@ class RedisReplicaAcksConnectionTest {
 	}
 
 	/**
-	 * The own connection is a pipelining LettuceConnection, so it follows the factory's pipelining
-	 * flush policy: with flushOnClose() (or buffered(n)) nothing is written until the pipeline closes.
-	 * Every acquisition times out, and the registry's close flushes them all, taking locks that
-	 * nobody holds.
+	 * The own connection is a pipelining LettuceConnection, which would follow the factory's
+	 * pipelining flush policy: with flushOnClose() (or buffered(n)) nothing would be written until the
+	 * pipeline closed, every acquisition would time out, and the registry's close would flush them
+	 * all, taking locks that nobody holds. Its commands are written at once whatever the policy.
 	 */
 	@Test
 	void acquisitionsDoNotDependOnTheFactorysPipeliningFlushPolicy() throws Exception {
@@ -260,10 +259,9 @@ class RedisReplicaAcksConnectionTest {
 	}
 
 	/**
-	 * tryLock(0) gets 1.1 s before the deadline guard interrupts it, but its WAIT is bounded only by
-	 * replica-ack-timeout and half the lease: with a timeout above that, a replica that does not
-	 * answer is reported as "the backend did not answer within the wait of 0 ms", which names neither
-	 * the replicas nor the property (and the WAIT goes on blocking the registry's connection).
+	 * tryLock(0) gets 1.1 s before the deadline guard interrupts it: its WAIT must end within that,
+	 * whatever replica-ack-timeout says, so that a replica that does not answer is reported as such,
+	 * naming the property, not as "the backend did not answer within the wait of 0 ms".
 	 */
 	@Test
 	void tryLockWithoutWaitingSaysTheReplicasDidNotAcknowledge() {

@@ -5,15 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
-import java.util.HashSet;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.springframework.data.redis.connection.RedisSentinelConfiguration;
-import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import io.distlock.DistLock;
@@ -103,11 +100,9 @@ class RedisSentinelReplicaAcksTest {
 		return false;
 	}
 
-	/** The replica takes the master's writes in: a freshly synced one streams only from its first ack on. */
 	private static void awaitStreaming(RedisSentinelGroup group, RedisServerProcess master) {
-		RedisServerProcess replica = group.dataNodes().stream().filter(node -> node != master).findFirst().orElseThrow();
-		assertThat(master.command("SET", "streaming", "yes")).isEqualTo("+OK");
-		await().atMost(Duration.ofSeconds(20)).until(() -> "1".equals(replica.query("EXISTS", "streaming")));
+		ReplicatedRedis.awaitStreaming(master,
+				group.dataNodes().stream().filter(node -> node != master).findFirst().orElseThrow());
 	}
 
 	private RedisLockRegistry client(RedisSentinelGroup group, RedisReplicaAcks acks) {
@@ -116,12 +111,8 @@ class RedisSentinelReplicaAcksTest {
 	}
 
 	private RedisLockRegistry client(RedisSentinelGroup group, RedisReplicaAcks acks, LockListener listener) {
-		LettuceConnectionFactory factory = new LettuceConnectionFactory(
-				new RedisSentinelConfiguration(group.masterName(), new HashSet<>(group.sentinelNodes())),
-				LettuceClientConfiguration.builder().commandTimeout(Duration.ofSeconds(2)).build());
-		factory.afterPropertiesSet();
-		factory.start();
-		this.opened.add(factory::destroy);
+		LettuceConnectionFactory factory = this.opened.add(new RedisTestClients(group, Duration.ofSeconds(2)))
+			.connectionFactory();
 		return this.opened.add(new RedisLockRegistry(factory, RedisLockRegistry.DEFAULT_KEY_PREFIX,
 				LockEngineOptions.builder().watchdogTimeout(WATCHDOG).restartGrace(Duration.ZERO).listener(listener).build(),
 				acks));

@@ -2,6 +2,7 @@ package io.distlock.redis;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.function.Supplier;
 
@@ -10,6 +11,7 @@ import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 
 import org.springframework.data.redis.connection.RedisClusterConfiguration;
 import org.springframework.data.redis.connection.RedisConfiguration;
+import org.springframework.data.redis.connection.RedisSentinelConfiguration;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -18,6 +20,7 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 import io.distlock.LockListener;
 import io.distlock.core.LockEngineOptions;
 import io.distlock.embedded.RedisClusterProcess;
+import io.distlock.embedded.RedisSentinelGroup;
 import io.distlock.embedded.RedisServerProcess;
 
 /**
@@ -42,6 +45,17 @@ final class RedisTestClients implements AutoCloseable {
 	 */
 	RedisTestClients(RedisServerProcess server, Duration commandTimeout) {
 		this.configuration = () -> new RedisStandaloneConfiguration(server.host(), server.port());
+		this.clientConfiguration = LettuceClientConfiguration.builder().commandTimeout(commandTimeout).build();
+	}
+
+	/**
+	 * Clients of a Sentinel-managed master, configured as {@code spring.data.redis.sentinel.*} would
+	 * configure them.
+	 * @param group the sentinels and their data nodes
+	 * @param commandTimeout Lettuce's command timeout for every client
+	 */
+	RedisTestClients(RedisSentinelGroup group, Duration commandTimeout) {
+		this.configuration = () -> new RedisSentinelConfiguration(group.masterName(), new HashSet<>(group.sentinelNodes()));
 		this.clientConfiguration = LettuceClientConfiguration.builder().commandTimeout(commandTimeout).build();
 	}
 

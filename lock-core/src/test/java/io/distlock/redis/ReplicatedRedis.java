@@ -31,9 +31,19 @@ record ReplicatedRedis(RedisServerProcess master, RedisServerProcess replica) {
 				"--replicaof", master.host(), Integer.toString(master.port())));
 		await().atMost(Duration.ofSeconds(20))
 			.until(() -> replica.query("INFO", "replication").contains("master_link_status:up"));
+		awaitStreaming(master, replica);
+		return new ReplicatedRedis(master, replica);
+	}
+
+	/**
+	 * Waits until a write of the master reaches the replica: a freshly synced one streams (and
+	 * acknowledges) only from its first ack on.
+	 * @param master the master
+	 * @param replica its replica
+	 */
+	static void awaitStreaming(RedisServerProcess master, RedisServerProcess replica) {
 		assertThat(master.command("SET", "streaming", "yes")).isEqualTo("+OK");
 		await().atMost(Duration.ofSeconds(20)).until(() -> "1".equals(replica.query("EXISTS", "streaming")));
-		return new ReplicatedRedis(master, replica);
 	}
 
 	/**
