@@ -88,6 +88,44 @@ public interface LockRegistry {
 	}
 
 	/**
+	 * Returns the read-write lock of this name: a key space of its own, unrelated to
+	 * {@code getLock(name)}. Two calls with one name return handles of one lock.
+	 * @param name the read-write lock's name
+	 * @return a handle; it holds no state and may be kept or made anew
+	 * @throws UnsupportedOperationException if this registry's backend keeps exclusive locks only
+	 * ({@link #offersReadWriteLocks()})
+	 */
+	default DistReadWriteLock getReadWriteLock(String name) {
+		throw new UnsupportedOperationException(getClass().getName() + " keeps exclusive locks only; read-write "
+				+ "locks need a distlock registry on single Redis (or Sentinel)");
+	}
+
+	/**
+	 * Returns the semaphore of this name with {@code permits} permits: a key space of its own,
+	 * unrelated to {@code getLock(name)}. Every instance must declare the same permits for one name.
+	 * @param name the semaphore's name
+	 * @param permits how many owners may hold a permit at once; at least 1
+	 * @return a handle; it holds no state and may be kept or made anew
+	 * @throws IllegalArgumentException if {@code permits} is below 1
+	 * @throws UnsupportedOperationException if this registry's backend keeps exclusive locks only
+	 * ({@link #offersSemaphores()})
+	 */
+	default DistSemaphore getSemaphore(String name, int permits) {
+		throw new UnsupportedOperationException(getClass().getName() + " keeps exclusive locks only; semaphores "
+				+ "need a distlock registry on single Redis (or Sentinel)");
+	}
+
+	/** @return whether {@link #getReadWriteLock(String)} works on this registry */
+	default boolean offersReadWriteLocks() {
+		return false;
+	}
+
+	/** @return whether {@link #getSemaphore(String, int)} works on this registry */
+	default boolean offersSemaphores() {
+		return false;
+	}
+
+	/**
 	 * @return whether this registry's holds carry fencing tokens ({@link DistLock#getFencingToken()},
 	 * {@link WorkHold#fencingToken()}) that grow with every new holder; Redlock's do not
 	 */

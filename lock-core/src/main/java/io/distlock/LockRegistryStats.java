@@ -20,7 +20,11 @@ public interface LockRegistryStats {
 	/** @return how many of this client's threads wait for a lock now */
 	int waitingThreads();
 
-	/** @return per lock name, how many of this client's threads wait for it now */
+	/**
+	 * @return per lock, how many of this client's threads wait for it now: keyed by the lock's name, or
+	 * for a read-write lock or a semaphore by {@link HoldKind.Family#displayName(String)}
+	 * ({@code x (read-write)}, {@code x (semaphore)})
+	 */
 	Map<String, Integer> waiters();
 
 	/** @return how many holds the watchdog has renewed since start */
@@ -37,6 +41,16 @@ public interface LockRegistryStats {
 	 * @return how long the backend keeps the lock without renewal; zero if free
 	 */
 	Duration remainingLease(String name);
+
+	/**
+	 * @param name a lock's name
+	 * @param kind which lock of that name: the exclusive one, a read-write lock's read or write side,
+	 * or a semaphore's permits
+	 * @return how long the backend keeps the longest hold of that kind without renewal; zero if none
+	 */
+	default Duration remainingLease(String name, HoldKind kind) {
+		return (kind == HoldKind.EXCLUSIVE) ? remainingLease(name) : Duration.ZERO;
+	}
 
 	/** @return whether the backend answers, with details per server (addresses, never credentials) */
 	BackendHealth backendHealth();

@@ -1,10 +1,14 @@
 package io.distlock.core;
 
 import java.time.Duration;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
+
+import io.distlock.HoldKind;
 
 /**
  * What a storage backend (single Redis, Redlock, a SQL table, ZooKeeper) does for the lock engine behind a
@@ -176,6 +180,110 @@ public interface LockBackend extends AutoCloseable {
 	AutoCloseable subscribe(String name, String clientId, Consumer<LockNotice> onNotice);
 
 	/**
+	 * The kinds of holds this backend keeps; the engine never asks it for another, and a registry over
+	 * it refuses read-write locks or semaphores it cannot keep. A backend that wraps another forwards
+	 * this call (and the kind-aware ones below), or the other's kinds are lost.
+	 * @return the kinds, always including {@link HoldKind#EXCLUSIVE}
+	 */
+	default Set<HoldKind> supportedKinds() {
+		return EnumSet.of(HoldKind.EXCLUSIVE);
+	}
+
+	/**
+	 * @param kind a kind this backend supports
+	 * @return whether waiters for holds of this kind queue, as {@link #queuesWaiters()} says for
+	 * exclusive locks
+	 */
+	default boolean queuesWaiters(HoldKind kind) {
+		return kind == HoldKind.EXCLUSIVE && queuesWaiters();
+	}
+
+	/**
+	 * {@link #leaveQueue(String, String, String, boolean)} for a hold of any supported kind.
+	 * @param name the lock's name
+	 * @param kind what the attempt waited for
+	 * @param owner the owner id
+	 * @param ticket the attempt's ticket
+	 * @param passOnHandOff whether to release a hold handed to the attempt
+	 */
+	default void leaveQueue(String name, HoldKind kind, String owner, String ticket, boolean passOnHandOff) {
+		if (kind == HoldKind.EXCLUSIVE) {
+			leaveQueue(name, owner, ticket, passOnHandOff);
+			return;
+		}
+		throw unsupported(kind);
+	}
+
+	/**
+	 * {@link #issueToken(String, String, String)} for a hold of any supported kind.
+	 * @param name the lock's name
+	 * @param kind the hold's kind
+	 * @param owner the owner id
+	 * @param attemptId the hold's attempt id, or {@code null}
+	 * @return the token, or {@link Acquisition#NO_TOKEN} if the owner no longer has the hold
+	 */
+	default long issueToken(String name, HoldKind kind, String owner, String attemptId) {
+		if (kind == HoldKind.EXCLUSIVE) {
+			return issueToken(name, owner, attemptId);
+		}
+		throw unsupported(kind);
+	}
+
+	/**
+	 * @param name the lock's name
+	 * @param kind the hold's kind
+	 * @param owner the owner id
+	 * @return whether the owner has a hold of this kind now
+	 */
+	default boolean isHeldBy(String name, HoldKind kind, String owner) {
+		if (kind == HoldKind.EXCLUSIVE) {
+			return isHeldBy(name, owner);
+		}
+		throw unsupported(kind);
+	}
+
+	/**
+	 * @param name the lock's name
+	 * @param kind the holds' kind
+	 * @return the longest remaining lease among the holds of this kind, {@link Duration#ZERO} if none
+	 */
+	default Duration remainingLease(String name, HoldKind kind) {
+		if (kind == HoldKind.EXCLUSIVE) {
+			return remainingLease(name);
+		}
+		throw unsupported(kind);
+	}
+
+	/**
+	 * {@link #subscribe(String, String, Consumer)} for a lock of any supported family: a read-write
+	 * lock's readers and writers share one subscription.
+	 * @param name the lock's name
+	 * @param family which lock of that name
+	 * @param clientId the client id of the owners waiting here, or {@code null}
+	 * @param onNotice called with each notice
+	 * @return the subscription, or {@code null} if this backend announces nothing
+	 */
+	default AutoCloseable subscribe(String name, HoldKind.Family family, String clientId, Consumer<LockNotice> onNotice) {
+		if (family == HoldKind.Family.LOCK) {
+			return subscribe(name, clientId, onNotice);
+		}
+		throw new UnsupportedOperationException(description() + " keeps exclusive locks only, not " + family);
+	}
+
+	/**
+	 * @param name the semaphore's name
+	 * @param permits the permits the caller declares
+	 * @return the permits no live holder has now
+	 */
+	default int availablePermits(String name, int permits) {
+		throw unsupported(HoldKind.PERMIT);
+	}
+
+	private UnsupportedOperationException unsupported(HoldKind kind) {
+		return new UnsupportedOperationException(description() + " keeps exclusive locks only, not " + kind + " holds");
+	}
+
+	/**
 	 * How long a successful renewal to {@code lease} guarantees a hold, counted from when the renewal
 	 * was sent: the lease itself, less what the backend must allow for clock drift between its
 	 * servers (Redlock subtracts the same allowance at acquisition).
@@ -235,8 +343,19 @@ public interface LockBackend extends AutoCloseable {
 	 * @param owner the owner id
 	 * @param attemptId the {@link Acquisition#attemptId()} of the acquisition that took the hold, which
 	 * the backend renews only while that hold lasts; or {@code null} for whatever hold the owner has
+	 * @param kind what the hold is; a backend only ever holds the kinds it {@linkplain #supportedKinds() supports}
 	 */
-	record HoldRef(String name, String owner, String attemptId) {
+	record HoldRef(String name, String owner, String attemptId, HoldKind kind) {
+
+		/**
+		 * A hold of an exclusive lock.
+		 * @param name the lock's name
+		 * @param owner the owner id
+		 * @param attemptId the attempt that took the hold, or {@code null}
+		 */
+		public HoldRef(String name, String owner, String attemptId) {
+			this(name, owner, attemptId, HoldKind.EXCLUSIVE);
+		}
 
 		/**
 		 * @param name the lock's name
@@ -281,7 +400,17 @@ public interface LockBackend extends AutoCloseable {
 			/** Another owner holds the lock. */
 			HELD_BY_OTHER,
 			/** The caller believed it held the lock, but the backend no longer has its hold. */
-			LOST
+			LOST,
+			/**
+			 * A write hold was asked for by an owner that holds the read lock and not the write lock: a
+			 * read lock cannot be upgraded. Nothing was queued; never retried.
+			 */
+			UPGRADE_REFUSED,
+			/**
+			 * A permit was asked for with other permits than the semaphore has ({@link #token()} carries
+			 * the permits it has). Nothing was queued; never retried.
+			 */
+			PERMITS_DIFFER
 		}
 
 		/**
@@ -334,6 +463,20 @@ public interface LockBackend extends AutoCloseable {
 		/** @return a lost outcome */
 		public static Acquisition lost() {
 			return new Acquisition(Status.LOST, 0, Duration.ZERO, Duration.ZERO, null, false);
+		}
+
+		/** @return the refusal of a read lock's upgrade to the write lock */
+		public static Acquisition upgradeRefused() {
+			return new Acquisition(Status.UPGRADE_REFUSED, 0, Duration.ZERO, Duration.ZERO, null, false);
+		}
+
+		/**
+		 * @param permitsInUse the permits the semaphore has, as other owners declared them
+		 * @return the refusal of a permit asked for with other permits, carrying {@code permitsInUse}
+		 * as its {@link #token()}
+		 */
+		public static Acquisition permitsDiffer(int permitsInUse) {
+			return new Acquisition(Status.PERMITS_DIFFER, permitsInUse, Duration.ZERO, Duration.ZERO, null, false);
 		}
 
 	}

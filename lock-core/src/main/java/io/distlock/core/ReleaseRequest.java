@@ -2,6 +2,8 @@ package io.distlock.core;
 
 import java.time.Duration;
 
+import io.distlock.HoldKind;
+
 import io.distlock.core.LockBackend.Acquisition;
 
 /**
@@ -16,9 +18,23 @@ import io.distlock.core.LockBackend.Acquisition;
  * @param token the hold's fencing token, {@link Acquisition#NO_TOKEN} or {@link Acquisition#TOKEN_ON_REQUEST}
  * @param within how long the caller can wait for the answer; {@code null}: the backend's own timeout. A
  * backend that cannot bound its calls may take longer.
+ * @param kind what hold is released
  */
 public record ReleaseRequest(String name, String owner, int heldCount, String attemptId, long token,
-		Duration within) {
+		Duration within, HoldKind kind) {
+
+	/**
+	 * A release of an exclusive lock's hold: the form before holds had kinds.
+	 * @param name the lock's name
+	 * @param owner the owner id
+	 * @param heldCount the hold count before this release
+	 * @param attemptId the acquisition's attempt id, or {@code null}
+	 * @param token the hold's fencing token
+	 * @param within how long the caller can wait, or {@code null}
+	 */
+	public ReleaseRequest(String name, String owner, int heldCount, String attemptId, long token, Duration within) {
+		this(name, owner, heldCount, attemptId, token, within, HoldKind.EXCLUSIVE);
+	}
 
 	/**
 	 * @param name the lock's name
