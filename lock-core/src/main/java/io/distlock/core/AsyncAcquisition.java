@@ -267,7 +267,7 @@ final class AsyncAcquisition {
 	/** The first step: as the blocking acquisition, one call unless this client's owners already queue. */
 	private Outcome begin() {
 		boolean mayWait = this.forever || this.deadline - System.nanoTime() > 0;
-		if (!mayWait || !this.waits.hasWaiters(this.attempt.name)) {
+		if (!mayWait || !this.waits.hasWaiters(this.attempt.id.room())) {
 			if (this.attempt.tryOnce(mayWait ? this.attempt.queueFor(this.forever, this.deadline) : 0) == null) {
 				return Outcome.ACQUIRED;
 			}
@@ -275,7 +275,7 @@ final class AsyncAcquisition {
 				return Outcome.NOT_ACQUIRED;
 			}
 		}
-		this.waiter = this.waits.enter(this.attempt.name, this.attempt.owner, this.attempt.ticket, this::wake);
+		this.waiter = this.waits.enter(this.attempt.id, this.attempt.owner, this.attempt.ticket, this::wake);
 		// Queued on the backend before joining the room: a hand-off announced meanwhile was missed, so look.
 		this.look = this.attempt.queued;
 		return proceed();
@@ -377,7 +377,7 @@ final class AsyncAcquisition {
 		if (outcome.acquired()) {
 			leaveRoom();
 			this.finished = true;
-			EngineWorkHold hold = this.workHolds.hold(this.attempt.name, this.attempt.owner);
+			EngineWorkHold hold = this.workHolds.hold(this.attempt.id, this.attempt.owner);
 			if (!this.result.complete(Optional.of(hold))) {
 				// The caller cancelled while the lock was being won: nobody will use or release it.
 				hold.releaseAsync().whenComplete((ignored, error) -> {
@@ -424,7 +424,7 @@ final class AsyncAcquisition {
 			// Closing: the leave is still sent, unbounded as the close's own are.
 		}
 		try {
-			BackendCalls.leaveQueue(this.backend, this.attempt.name, this.attempt.owner, this.attempt.ticket, true);
+			BackendCalls.leaveQueue(this.backend, this.attempt.id, this.attempt.owner, this.attempt.ticket, true);
 		}
 		finally {
 			if (guard != null) {
@@ -435,8 +435,8 @@ final class AsyncAcquisition {
 
 	/** After a step failed on its way out: a hold it had won meanwhile is nobody's to release but ours. */
 	private void giveBackIfWon() {
-		if (this.holds.count(this.attempt.name, this.attempt.owner) > 0) {
-			this.workHolds.hold(this.attempt.name, this.attempt.owner).releaseAsync()
+		if (this.holds.count(this.attempt.name, this.attempt.id.kind(), this.attempt.owner) > 0) {
+			this.workHolds.hold(this.attempt.id, this.attempt.owner).releaseAsync()
 				.whenComplete((ignored, error) -> {
 					if (error != null) {
 						log.debug("Could not give back lock '{}' won by a step that then failed", this.attempt.name, error);

@@ -5,8 +5,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
+import io.distlock.HoldKind;
 import io.distlock.LockBackendException;
 import io.distlock.LockLostException;
+import io.distlock.LockUpgradeException;
+import io.distlock.PermitsMismatchException;
 import io.distlock.core.LockBackend.Acquisition;
 import io.distlock.core.HoldTable.HoldKey;
 
@@ -52,6 +55,10 @@ final class Attempt {
 
 	private final Consumer<Duration> restartGraceSeen;
 
+	/** The lock, the kind of hold and a semaphore's permits. */
+	final LockId id;
+
+	/** The lock's name, for messages. */
 	final String name;
 
 	final String owner;
@@ -96,7 +103,7 @@ final class Attempt {
 	 */
 	long refusedToken;
 
-	Attempt(Parts parts, String name, String owner, boolean threadBound, Duration explicitLease,
+	Attempt(Parts parts, LockId id, String owner, boolean threadBound, Duration explicitLease,
 			boolean uninterruptible) {
 		this.backend = parts.backend();
 		this.options = parts.options();
@@ -105,11 +112,12 @@ final class Attempt {
 		this.unlocking = parts.unlocking();
 		this.closed = parts.closed();
 		this.restartGraceSeen = parts.restartGraceSeen();
-		this.name = name;
+		this.id = id;
+		this.name = id.name();
 		this.owner = owner;
 		this.threadBound = threadBound;
 		this.explicitLease = explicitLease;
-		this.key = this.holds.key(name, owner);
+		this.key = this.holds.key(id.name(), id.kind(), owner);
 		this.ticket = Long.toString(parts.tickets().incrementAndGet(), 36);
 		this.placeNanos = Math.min(LockBackend.QUEUE_PLACE.toNanos(), LockArguments.saturatedNanos(lease()));
 		this.uninterruptible = uninterruptible;
@@ -144,9 +152,14 @@ final class Attempt {
 			throw this.closed.exception(this.name);
 		}
 		Hold hold = heldNow();
+		if (hold == null && this.id.kind() == HoldKind.WRITE
+				&& this.holds.get(this.holds.key(this.name, HoldKind.READ, this.owner)) != null) {
+			// Known here, before anything is sent or queued: the backend would refuse it too.
+			throw new LockUpgradeException(this.name, Thread.currentThread().getName());
+		}
 		int held = (hold != null) ? hold.count() : 0;
 		Duration lease = (hold != null) ? reentryLease(hold) : lease();
-		boolean first = held == 0 && this.backend.queuesWaiters();
+		boolean first = held == 0 && this.backend.queuesWaiters(this.id.kind());
 		// Re-entry never waits, so only a first acquisition is queued.
 		Duration queueFor = !first ? Duration.ZERO
 				: (queueNanos == LockBackend.QUEUE_PLACE.toNanos()) ? LockBackend.QUEUE_PLACE : Duration.ofNanos(queueNanos);
@@ -205,6 +218,14 @@ final class Attempt {
 				}
 				return result.ttl();
 			}
+			case UPGRADE_REFUSED -> {
+				// Refused before the backend queued it; a place an earlier call of this attempt took is left as usual.
+				throw new LockUpgradeException(this.name, Thread.currentThread().getName());
+			}
+			case PERMITS_DIFFER -> {
+				throw new PermitsMismatchException(this.name, this.id.permits(), (int) result.token(),
+						this.backend.description());
+			}
 			default -> throw new LockLostException(this.holds.markLost(hold, "the backend no longer had the hold when its owner re-entered it"));
 		}
 	}
@@ -252,7 +273,8 @@ final class Attempt {
 		while (true) {
 			try {
 				return this.backend
-					.acquire(new AcquireRequest(this.name, this.owner, held, lease, queueFor, this.ticket));
+					.acquire(new AcquireRequest(this.name, this.owner, held, lease, queueFor, this.ticket, this.id.kind(),
+							this.id.permits()));
 			}
 			catch (RuntimeException ex) {
 				if (this.uninterruptible && Thread.interrupted()) {
@@ -283,7 +305,7 @@ final class Attempt {
 	private void giveBackAfterClose() {
 		IllegalStateException closed = this.closed.exception(this.name);
 		try {
-			this.unlocking.release(this.name, this.owner, Duration.ZERO);
+			this.unlocking.release(this.id, this.owner, Duration.ZERO);
 		}
 		catch (RuntimeException ex) {
 			closed.addSuppressed(ex);
@@ -292,7 +314,7 @@ final class Attempt {
 	}
 
 	private Hold record(long token, String attemptId, long confirmedUntilNanos) {
-		Hold hold = new Hold(this.name, this.owner, token, attemptId, this.explicitLease == null,
+		Hold hold = new Hold(this.name, this.id.kind(), this.owner, token, attemptId, this.explicitLease == null,
 				this.options.clock().millis(), this.threadBound ? Thread.currentThread() : null);
 		// Confirmed before it is visible: the watchdog must never see a hold with no lease yet.
 		hold.confirmedUntil(confirmedUntilNanos);

@@ -3,6 +3,7 @@ package io.distlock.core;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import io.distlock.HoldKind;
 import io.distlock.LockBackendException;
 
 /**
@@ -21,14 +22,20 @@ final class BackendCalls {
 	 * Sends a waiting attempt out of the backend's queue. It never fails the caller and keeps its
 	 * interrupt status: a place left behind lapses within its place time by itself.
 	 */
-	static void leaveQueue(LockBackend backend, String name, String owner, String ticket, boolean passOnHandOff) {
+	static void leaveQueue(LockBackend backend, LockId id, String owner, String ticket, boolean passOnHandOff) {
 		boolean interrupted = Thread.interrupted();
 		try {
-			backend.leaveQueue(name, owner, ticket, passOnHandOff);
+			if (id.kind() == HoldKind.EXCLUSIVE) {
+				// Exclusive locks keep the form every backend and wrapper implements (so everywhere in the engine).
+				backend.leaveQueue(id.name(), owner, ticket, passOnHandOff);
+			}
+			else {
+				backend.leaveQueue(id.name(), id.kind(), owner, ticket, passOnHandOff);
+			}
 		}
 		catch (RuntimeException ex) {
 			// The place lapses by itself; a hold handed over meanwhile expires after its provisional lease.
-			log.debug("Could not leave the queue of lock '{}' for {}", name, owner, ex);
+			log.debug("Could not leave the queue of {} for {}", id.describe(), owner, ex);
 		}
 		finally {
 			if (interrupted) {

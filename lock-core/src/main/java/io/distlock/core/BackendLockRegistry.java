@@ -8,6 +8,9 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 import io.distlock.DistLock;
+import io.distlock.DistReadWriteLock;
+import io.distlock.DistSemaphore;
+import io.distlock.HoldKind;
 import io.distlock.HoldInfo;
 import io.distlock.LockRegistry;
 import io.distlock.LockRegistryStats;
@@ -63,6 +66,26 @@ public class BackendLockRegistry implements LockRegistry, LockRegistryStats, Aut
 	}
 
 	@Override
+	public DistReadWriteLock getReadWriteLock(String name) {
+		return this.engine.getReadWriteLock(name);
+	}
+
+	@Override
+	public DistSemaphore getSemaphore(String name, int permits) {
+		return this.engine.getSemaphore(name, permits);
+	}
+
+	@Override
+	public boolean offersReadWriteLocks() {
+		return this.engine.offersReadWriteLocks();
+	}
+
+	@Override
+	public boolean offersSemaphores() {
+		return this.engine.offersSemaphores();
+	}
+
+	@Override
 	public boolean offersFencingTokens() {
 		return this.engine.offersFencingTokens();
 	}
@@ -115,6 +138,11 @@ public class BackendLockRegistry implements LockRegistry, LockRegistryStats, Aut
 	@Override
 	public Duration remainingLease(String name) {
 		return this.engine.remainingLease(name);
+	}
+
+	@Override
+	public Duration remainingLease(String name, HoldKind kind) {
+		return this.engine.remainingLease(name, kind);
 	}
 
 	@Override

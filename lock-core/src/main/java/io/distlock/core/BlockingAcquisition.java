@@ -2,6 +2,7 @@ package io.distlock.core;
 
 import java.time.Duration;
 
+import io.distlock.HoldKind;
 import io.distlock.LockBackendException;
 
 /**
@@ -40,8 +41,9 @@ final class BlockingAcquisition {
 	 * @param threadBound whether the hold belongs to the calling thread (and ends with it) rather
 	 * than to a piece of work that another thread may end
 	 */
-	boolean acquire(String name, String owner, boolean threadBound, Duration requestedLease, Duration wait,
+	boolean acquire(LockId id, String owner, boolean threadBound, Duration requestedLease, Duration wait,
 			boolean interruptible) throws InterruptedException {
+		String name = id.name();
 		// With the watchdog off, a lock taken without a lease gets the configured one and is never renewed.
 		Duration lease = (requestedLease != null) ? requestedLease : this.options.defaultLease();
 		// lock() and tryLock() do not answer interrupts (java.util.concurrent.locks.Lock): a pending one
@@ -52,9 +54,9 @@ final class BlockingAcquisition {
 		boolean pendingInterrupt = !interruptible && Thread.interrupted();
 		try {
 			if (wait == null) {
-				return acquireWithin(name, owner, threadBound, lease, null, interruptible);
+				return acquireWithin(id, owner, threadBound, lease, null, interruptible);
 			}
-			return acquireTimed(name, owner, threadBound, lease, wait, interruptible);
+			return acquireTimed(id, owner, threadBound, lease, wait, interruptible);
 		}
 		catch (LockBackendException ex) {
 			if (interruptible && Thread.interrupted()) {
@@ -72,14 +74,15 @@ final class BlockingAcquisition {
 		}
 	}
 
-	private boolean acquireTimed(String name, String owner, boolean threadBound, Duration lease, Duration wait,
+	private boolean acquireTimed(LockId id, String owner, boolean threadBound, Duration lease, Duration wait,
 			boolean interruptible) throws InterruptedException {
+		String name = id.name();
 		long waitNanos = Math.max(0, LockArguments.saturatedNanos(wait));
 		DeadlineGuard.Armed deadline = this.deadlines
 			.arm(Math.max(waitNanos, EngineTiming.MIN_ATTEMPT_NANOS) + EngineTiming.DEADLINE_GRACE_NANOS);
 		Throwable failure = null;
 		try {
-			return acquireWithin(name, owner, threadBound, lease, wait, interruptible);
+			return acquireWithin(id, owner, threadBound, lease, wait, interruptible);
 		}
 		catch (InterruptedException | RuntimeException ex) {
 			if (deadline.fired()) {
@@ -101,21 +104,25 @@ final class BlockingAcquisition {
 		}
 	}
 
-	private boolean acquireWithin(String name, String owner, boolean threadBound, Duration lease, Duration wait,
+	private boolean acquireWithin(LockId id, String owner, boolean threadBound, Duration lease, Duration wait,
 			boolean interruptible) throws InterruptedException {
+		String name = id.name();
 		if (interruptible && Thread.interrupted()) {
 			throw new InterruptedException("Interrupted before acquiring lock '" + name + "'");
 		}
 		boolean forever = wait == null;
 		boolean mayWait = forever || (!wait.isNegative() && !wait.isZero());
 		long deadline = forever ? 0 : System.nanoTime() + LockArguments.saturatedNanos(wait);
-		Attempt attempt = new Attempt(this.attempts, name, owner, threadBound, lease, forever && !interruptible);
+		Attempt attempt = new Attempt(this.attempts, id, owner, threadBound, lease, forever && !interruptible);
 		boolean acquired = false;
 		Throwable failure = null;
 		try {
 			// Threads of this client already queued for the lock go first; only re-entry may pass them
-			// (and the re-entry of a hold that was lost learns of it at once).
-			if (!mayWait || !this.waits.hasWaiters(name) || attempt.heldNow() != null) {
+			// (and the re-entry of a hold that was lost learns of it at once), and so does an owner with
+			// another hold of the lock's family: a reader re-entering, a writer downgrading, or a reader
+			// asking to upgrade (refused at once), as a local writer may be waiting for that very owner.
+			if (!mayWait || !this.waits.hasWaiters(id.room()) || attempt.heldNow() != null
+					|| (id.kind() != HoldKind.EXCLUSIVE && this.attempts.holds().holdsAny(name, id.kind().family(), owner))) {
 				if (attempt.tryOnce(mayWait ? attempt.queueFor(forever, deadline) : 0) == null) {
 					acquired = true;
 					return true;
@@ -134,7 +141,7 @@ final class BlockingAcquisition {
 		finally {
 			if (!acquired && attempt.mayHaveBackendState()) {
 				// Also passes on a hold handed to this attempt that it did not take up.
-				CleanUp.after(failure, () -> BackendCalls.leaveQueue(this.backend, name, owner, attempt.ticket, true));
+				CleanUp.after(failure, () -> BackendCalls.leaveQueue(this.backend, id, owner, attempt.ticket, true));
 			}
 			if (attempt.deferredInterrupt) {
 				Thread.currentThread().interrupt();
@@ -146,7 +153,7 @@ final class BlockingAcquisition {
 			throws InterruptedException {
 		boolean interrupted = false;
 		Throwable failure = null;
-		Waiter waiter = this.waits.enter(attempt.name, attempt.owner, attempt.ticket);
+		Waiter waiter = this.waits.enter(attempt.id, attempt.owner, attempt.ticket);
 		try {
 			// Queued on the backend before joining the room: a hand-off announced meanwhile was missed, so look.
 			boolean look = attempt.queued;

@@ -24,6 +24,8 @@ final class EngineWorkHold implements WorkHold {
 
 	private final LockBackend backend;
 
+	private final LockId id;
+
 	private final String name;
 
 	private final String owner;
@@ -37,19 +39,20 @@ final class EngineWorkHold implements WorkHold {
 	record Parts(FencingTokens tokens, Unlocking unlocking, ExecutorService releases, ClosedState closed,
 			LockBackend backend) {
 
-		EngineWorkHold hold(String name, String owner) {
-			return new EngineWorkHold(this, name, owner);
+		EngineWorkHold hold(LockId id, String owner) {
+			return new EngineWorkHold(this, id, owner);
 		}
 
 	}
 
-	private EngineWorkHold(Parts parts, String name, String owner) {
+	private EngineWorkHold(Parts parts, LockId id, String owner) {
 		this.tokens = parts.tokens();
 		this.unlocking = parts.unlocking();
 		this.releases = parts.releases();
 		this.closed = parts.closed();
 		this.backend = parts.backend();
-		this.name = name;
+		this.id = id;
+		this.name = id.name();
 		this.owner = owner;
 	}
 
@@ -60,14 +63,14 @@ final class EngineWorkHold implements WorkHold {
 
 	@Override
 	public long fencingToken() {
-		return this.tokens.fencingToken(this.name, this.owner);
+		return this.tokens.fencingToken(this.id, this.owner);
 	}
 
 	@Override
 	public void release() {
 		// Completion and cancellation can race to end the work: the hold is released once.
 		if (this.released.compareAndSet(false, true)) {
-			this.unlocking.release(this.name, this.owner, Duration.ZERO);
+			this.unlocking.release(this.id, this.owner, Duration.ZERO);
 		}
 	}
 
@@ -90,13 +93,14 @@ final class EngineWorkHold implements WorkHold {
 					+ " after its release: its holds do not expire on their own; release() it instead");
 		}
 		if (this.released.compareAndSet(false, true)) {
-			this.unlocking.release(this.name, this.owner, keep);
+			this.unlocking.release(this.id, this.owner, keep);
 		}
 	}
 
 	@Override
 	public String toString() {
-		return "WorkHold[" + this.name + ", " + this.owner + "]";
+		return "WorkHold[" + ((this.id.kind() == io.distlock.HoldKind.EXCLUSIVE) ? this.name : this.id.describe()) + ", "
+				+ this.owner + "]";
 	}
 
 }

@@ -1,5 +1,6 @@
 package io.distlock.core;
 
+import io.distlock.HoldKind;
 import io.distlock.LockLostException;
 import io.distlock.core.LockBackend.Acquisition;
 
@@ -23,11 +24,12 @@ final class FencingTokens {
 	 * @throws IllegalMonitorStateException if the owner does not hold the lock
 	 * @throws UnsupportedOperationException if the backend issues no tokens
 	 */
-	long fencingToken(String name, String owner) {
-		Hold hold = this.holds.get(this.holds.key(name, owner));
+	long fencingToken(LockId id, String owner) {
+		String name = id.name();
+		Hold hold = this.holds.get(this.holds.key(name, id.kind(), owner));
 		if (hold == null) {
 			throw new IllegalMonitorStateException("No fencing token: thread '" + Thread.currentThread().getName()
-					+ "' does not hold lock '" + name + "'");
+					+ "' does not hold " + id.describe());
 		}
 		if (hold.token == Acquisition.NO_TOKEN) {
 			throw new UnsupportedOperationException("Lock '" + name + "' has no fencing token: its backend cannot "
@@ -47,7 +49,8 @@ final class FencingTokens {
 		}
 		long token;
 		try {
-			token = this.backend.issueToken(hold.name, hold.owner, hold.attemptId);
+			token = (hold.kind == HoldKind.EXCLUSIVE) ? this.backend.issueToken(hold.name, hold.owner, hold.attemptId)
+					: this.backend.issueToken(hold.name, hold.kind, hold.owner, hold.attemptId);
 		}
 		catch (RuntimeException ex) {
 			throw BackendCalls.backendFailure(this.backend, hold.name, "no fencing token could be issued: ", ex);

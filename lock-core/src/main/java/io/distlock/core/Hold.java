@@ -7,6 +7,7 @@ import java.time.Instant;
 import java.util.List;
 
 import io.distlock.HoldInfo;
+import io.distlock.HoldKind;
 import io.distlock.LockOrigin;
 import io.distlock.LostHold;
 
@@ -22,6 +23,9 @@ final class Hold {
 	final String name;
 
 	final String owner;
+
+	/** What the hold is: an exclusive lock's, a read or write hold, or a permit. */
+	final HoldKind kind;
 
 	/** The fencing token; {@link LockBackend.Acquisition#TOKEN_ON_REQUEST} until the owner first asks. */
 	volatile long token;
@@ -96,10 +100,11 @@ final class Hold {
 
 	private volatile LostHold lost;
 
-	Hold(String name, String owner, long token, String attemptId, boolean watchdog, long sinceMillis, Thread thread) {
+	Hold(String name, HoldKind kind, String owner, long token, String attemptId, boolean watchdog, long sinceMillis, Thread thread) {
 		// A start for askedAtLeastUntil's comparison (nanoTime may be negative; only differences count).
 		this.askedUntilNanos = System.nanoTime();
 		this.name = name;
+		this.kind = kind;
 		this.owner = owner;
 		this.token = token;
 		this.attemptId = attemptId;
@@ -117,7 +122,7 @@ final class Hold {
 	 * release extends no later hold of its owner
 	 */
 	LockBackend.HoldRef ref() {
-		return new LockBackend.HoldRef(this.name, this.owner, this.attemptId);
+		return new LockBackend.HoldRef(this.name, this.owner, this.attemptId, this.kind);
 	}
 
 	String origin() {
@@ -247,7 +252,7 @@ final class Hold {
 
 	HoldInfo info() {
 		return new HoldInfo(this.name, this.owner, this.threadName, this.count, issuedToken(), Instant.ofEpochMilli(this.sinceMillis), this.watchdog,
-				this.lost != null, this.origin, this.renewals, this.logicalName);
+				this.lost != null, this.origin, this.renewals, this.logicalName, this.kind);
 	}
 
 }

@@ -9,6 +9,7 @@ import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import io.distlock.HoldKind;
 import io.distlock.LostHold;
 
 /**
@@ -44,12 +45,12 @@ final class HoldTable {
 	 * it unlocks and in between, so its last key is kept (a record, immutable, confined to the
 	 * thread) rather than one allocated per call.
 	 */
-	HoldKey key(String name, String owner) {
+	HoldKey key(String name, HoldKind kind, String owner) {
 		HoldKey last = this.lastKey.get();
-		if (last != null && last.name().equals(name) && last.owner().equals(owner)) {
+		if (last != null && last.kind() == kind && last.name().equals(name) && last.owner().equals(owner)) {
 			return last;
 		}
-		HoldKey key = new HoldKey(name, owner);
+		HoldKey key = new HoldKey(name, kind, owner);
 		this.lastKey.set(key);
 		return key;
 	}
@@ -60,9 +61,22 @@ final class HoldTable {
 	}
 
 	/** @return the owner's reentrant count of the lock; 0 if it does not hold it */
-	int count(String name, String owner) {
-		Hold hold = get(key(name, owner));
+	int count(String name, HoldKind kind, String owner) {
+		Hold hold = get(key(name, kind, owner));
 		return (hold != null) ? hold.count() : 0;
+	}
+
+	/**
+	 * @return whether the owner holds any hold of the lock's family: a read-write lock's reader or
+	 * writer may re-enter, or downgrade, past this client's waiters (who may be waiting for it)
+	 */
+	boolean holdsAny(String name, HoldKind.Family family, String owner) {
+		for (HoldKind kind : HoldKind.values()) {
+			if (kind.family() == family && this.holds.containsKey(new HoldKey(name, kind, owner))) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	/** Records a new hold; it must be confirmed first, since the watchdog may see it at once. */
@@ -154,7 +168,7 @@ final class HoldTable {
 	}
 
 	private void expire(Hold hold) {
-		HoldKey key = new HoldKey(hold.name, hold.owner);
+		HoldKey key = new HoldKey(hold.name, hold.kind, hold.owner);
 		// Set aside before the hold is claimed: an owner whose last unlock() loses that race must find
 		// it there to forget it (Unlocking), or it would stay for the thread's whole life.
 		this.expired.put(key, hold);
@@ -169,7 +183,7 @@ final class HoldTable {
 	}
 
 	private void dropOrphan(Hold hold) {
-		if (this.holds.remove(new HoldKey(hold.name, hold.owner), hold)) {
+		if (this.holds.remove(new HoldKey(hold.name, hold.kind, hold.owner), hold)) {
 			log.warn("Thread '{}' died holding lock '{}' (owner {}); it is no longer renewed and expires within {}",
 					hold.threadName(), hold.name, hold.owner,
 					hold.watchdog ? this.options.watchdogTimeout() : "its lease");
@@ -182,7 +196,7 @@ final class HoldTable {
 	 */
 	void lostInBackend(List<LockBackend.HoldRef> refs, String reason) {
 		for (LockBackend.HoldRef ref : refs) {
-			Hold hold = this.holds.get(new HoldKey(ref.name(), ref.owner()));
+			Hold hold = this.holds.get(new HoldKey(ref.name(), ref.kind(), ref.owner()));
 			if (hold != null && !hold.releasing()) {
 				markLost(hold, reason);
 			}
@@ -190,19 +204,25 @@ final class HoldTable {
 	}
 
 	LostHold markLost(Hold hold, String reason) {
-		LostHold lost = new LostHold(hold.name, hold.owner, hold.issuedToken(), this.options.clock().instant(), reason);
+		LostHold lost = new LostHold(hold.name, hold.owner, hold.issuedToken(), this.options.clock().instant(), reason,
+				hold.kind);
 		if (!hold.markLost(lost)) {
 			return hold.lost();
 		}
 		this.lostHolds.incrementAndGet();
-		log.warn("Lock '{}' held by {} (thread '{}'{}) was lost: {}", hold.name, hold.owner, hold.threadName(),
+		log.warn("{} held by {} (thread '{}'{}) was lost: {}", capitalized(hold.kind.describe(hold.name)), hold.owner,
+				hold.threadName(),
 				(hold.origin() != null) ? ", in " + hold.origin() : "", reason);
 		this.listeners.holdLost(lost);
 		return lost;
 	}
 
-	/** A lock name and an owner: the key of one hold. */
-	record HoldKey(String name, String owner) {
+	private static String capitalized(String text) {
+		return Character.toUpperCase(text.charAt(0)) + text.substring(1);
+	}
+
+	/** A lock name, a kind and an owner: the key of one hold. */
+	record HoldKey(String name, HoldKind kind, String owner) {
 	}
 
 }

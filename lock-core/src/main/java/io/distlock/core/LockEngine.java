@@ -3,6 +3,7 @@ package io.distlock.core;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -15,6 +16,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.distlock.DistLock;
+import io.distlock.DistReadWriteLock;
+import io.distlock.DistSemaphore;
+import io.distlock.HoldKind;
 import io.distlock.HoldInfo;
 import io.distlock.LockBackendException;
 import io.distlock.LockRegistry;
@@ -133,7 +137,7 @@ final class LockEngine implements LockRegistry, AutoCloseable {
 		this.owners = ThreadLocal.withInitial(() -> options.clientId() + ":" + Thread.currentThread().getId());
 		EngineWorkHold.Parts workHolds = new EngineWorkHold.Parts(this.tokens, this.unlocking, this.releases, this.closed,
 				backend);
-		this.work = new WorkAcquisitions(this::requireName, options, this.closed, this.blocking, this.attempts,
+		this.work = new WorkAcquisitions(options, this.closed, this.blocking, this.attempts,
 				new AsyncAcquisition.Parts(backend, this.closed, this.waits, this.holds, this.deadlines, this.calls,
 						workHolds),
 				workHolds);
@@ -141,7 +145,43 @@ final class LockEngine implements LockRegistry, AutoCloseable {
 
 	@Override
 	public DistLock getLock(String name) {
-		return new EngineLock(this, requireName(name));
+		return new EngineLock(this, LockId.exclusive(requireName(name)));
+	}
+
+	@Override
+	public DistReadWriteLock getReadWriteLock(String name) {
+		if (!offersReadWriteLocks()) {
+			throw new UnsupportedOperationException(this.backend.description() + " keeps no read-write locks (it keeps "
+					+ this.backend.supportedKinds() + " holds); read-write locks need a distlock registry on single Redis "
+					+ "or Sentinel (Redis Cluster, the table lock and ZooKeeper are to follow; Redlock will not: its "
+					+ "independent masters cannot keep one fair queue)");
+		}
+		return new EngineReadWriteLock(this, requireName(name));
+	}
+
+	@Override
+	public DistSemaphore getSemaphore(String name, int permits) {
+		if (!offersSemaphores()) {
+			throw new UnsupportedOperationException(this.backend.description() + " keeps no semaphores (it keeps "
+					+ this.backend.supportedKinds() + " holds); semaphores need a distlock registry on single Redis "
+					+ "or Sentinel (Redis Cluster, the table lock and ZooKeeper are to follow; Redlock will not: a "
+					+ "majority of independent masters can admit more holders than permits)");
+		}
+		String checked = requireName(name);
+		if (permits < 1) {
+			throw new IllegalArgumentException("Semaphore '" + checked + "' needs at least 1 permit, not " + permits);
+		}
+		return new EngineSemaphore(this, checked, permits);
+	}
+
+	@Override
+	public boolean offersReadWriteLocks() {
+		return this.backend.supportedKinds().containsAll(EnumSet.of(HoldKind.READ, HoldKind.WRITE));
+	}
+
+	@Override
+	public boolean offersSemaphores() {
+		return this.backend.supportedKinds().contains(HoldKind.PERMIT);
 	}
 
 	@Override
@@ -166,6 +206,26 @@ final class LockEngine implements LockRegistry, AutoCloseable {
 		return this.backend.remainingLease(requireName(name));
 	}
 
+	/** @return how long the backend keeps the longest hold of that kind without renewal; zero if none */
+	Duration remainingLease(String name, HoldKind kind) {
+		if (kind == HoldKind.EXCLUSIVE) {
+			return remainingLease(name);
+		}
+		String checked = requireName(name);
+		return this.backend.supportedKinds().contains(kind) ? this.backend.remainingLease(checked, kind) : Duration.ZERO;
+	}
+
+	/** @return how long the backend keeps the longest hold of the lock's kind without renewal; zero if none */
+	Duration remainingLease(LockId id) {
+		return (id.kind() == HoldKind.EXCLUSIVE) ? this.backend.remainingLease(id.name())
+				: this.backend.remainingLease(id.name(), id.kind());
+	}
+
+	/** @return the semaphore's permits that no live holder has */
+	int availablePermits(LockId id) {
+		return this.backend.availablePermits(id.name(), id.permits());
+	}
+
 	String requireName(String name) {
 		return this.backend.checkName(LockArguments.requireWholeText(name));
 	}
@@ -173,17 +233,17 @@ final class LockEngine implements LockRegistry, AutoCloseable {
 	@Override
 	public Optional<WorkHold> tryLockForWork(String name, Duration waitTime, Duration leaseTime)
 			throws InterruptedException {
-		return this.work.tryLock(name, waitTime, leaseTime);
+		return this.work.tryLock(LockId.exclusive(requireName(name)), waitTime, leaseTime);
 	}
 
 	@Override
 	public CompletableFuture<Optional<WorkHold>> tryLockForWorkAsync(String name, Duration waitTime, Duration leaseTime) {
-		return this.work.tryLockAsync(name, waitTime, leaseTime);
+		return this.work.tryLockAsync(LockId.exclusive(requireName(name)), waitTime, leaseTime);
 	}
 
 	@Override
 	public CompletableFuture<WorkHold> lockForWorkAsync(String name, Duration leaseTime) {
-		return this.work.lockAsync(name, leaseTime);
+		return this.work.lockAsync(LockId.exclusive(requireName(name)), leaseTime);
 	}
 
 	/**
@@ -222,7 +282,7 @@ final class LockEngine implements LockRegistry, AutoCloseable {
 		// Only out of the queues, before the backend goes: a hold handed to a waiter meanwhile is that
 		// waiter's, and only the waiter may give it back (it may have taken it up already; releasing
 		// it from here let a second holder in).
-		this.waits.closeAll(waiter -> BackendCalls.leaveQueue(this.backend, waiter.name(), waiter.owner(), waiter.ticket(), false));
+		this.waits.closeAll(waiter -> BackendCalls.leaveQueue(this.backend, waiter.id(), waiter.owner(), waiter.ticket(), false));
 		// Steps already asked for still run, find the registry closed and end their futures.
 		this.calls.shutdown();
 		this.releases.shutdown();
@@ -240,20 +300,20 @@ final class LockEngine implements LockRegistry, AutoCloseable {
 	 * never blocks on an unresponsive backend much beyond its wait: it fails with
 	 * {@link LockBackendException} instead.
 	 */
-	boolean acquire(String name, Duration lease, Duration wait, boolean interruptible) throws InterruptedException {
-		return this.blocking.acquire(name, currentOwner(), true, lease, wait, interruptible);
+	boolean acquire(LockId id, Duration lease, Duration wait, boolean interruptible) throws InterruptedException {
+		return this.blocking.acquire(id, currentOwner(), true, lease, wait, interruptible);
 	}
 
-	void release(String name, String owner) {
-		release(name, owner, Duration.ZERO);
+	void release(LockId id, String owner) {
+		release(id, owner, Duration.ZERO);
 	}
 
 	/**
 	 * Releases one hold level; the last level with a positive {@code keep} leaves the lock taken
 	 * for that long ({@link Unlocking}).
 	 */
-	void release(String name, String owner, Duration keep) {
-		this.unlocking.release(name, owner, keep);
+	void release(LockId id, String owner, Duration keep) {
+		this.unlocking.release(id, owner, keep);
 	}
 
 	/** The backend refused an acquisition for its restart grace, which ends in {@code left}. */
@@ -277,12 +337,13 @@ final class LockEngine implements LockRegistry, AutoCloseable {
 		return this.backend.leasesExpire();
 	}
 
-	boolean isHeldBy(String name, String owner) {
-		return this.backend.isHeldBy(name, owner);
+	boolean isHeldBy(LockId id, String owner) {
+		return (id.kind() == HoldKind.EXCLUSIVE) ? this.backend.isHeldBy(id.name(), owner)
+				: this.backend.isHeldBy(id.name(), id.kind(), owner);
 	}
 
-	int holdCount(String name, String owner) {
-		return this.holds.count(name, owner);
+	int holdCount(LockId id, String owner) {
+		return this.holds.count(id.name(), id.kind(), owner);
 	}
 
 	private void renewalFailed(List<Hold> holds, RuntimeException cause) {

@@ -33,7 +33,7 @@ final class ReleaseWaits {
 	 * Changed, and the rooms' member counts read, only under its monitor; looked up without it, as
 	 * every uncontended lock() and unlock() asks whether a room exists.
 	 */
-	private final Map<String, WaitingRoom> rooms = new ConcurrentHashMap<>();
+	private final Map<LockId.RoomKey, WaitingRoom> rooms = new ConcurrentHashMap<>();
 
 	/**
 	 * Subscribes and unsubscribes, one at a time and in the order asked: a SUBSCRIBE can stall for the
@@ -58,32 +58,33 @@ final class ReleaseWaits {
 	 * is false and the waiter polls; when it becomes effective, the head looks once more, for a release
 	 * announced before.
 	 */
-	Waiter enter(String name, String owner, String ticket) {
-		return enter(name, owner, ticket, Thread.currentThread(), null);
+	Waiter enter(LockId id, String owner, String ticket) {
+		return enter(id, owner, ticket, Thread.currentThread(), null);
 	}
 
 	/**
-	 * As {@link #enter(String, String, String)}, for a waiter that waits without a thread.
+	 * As {@link #enter(LockId, String, String)}, for a waiter that waits without a thread.
 	 * @param onWake run (under the room's lock, so it must only hand work on) whenever the waiter
 	 * would have been woken: a hand-off, its turn to try, the registry closing
 	 */
-	Waiter enter(String name, String owner, String ticket, Runnable onWake) {
-		return enter(name, owner, ticket, null, onWake);
+	Waiter enter(LockId id, String owner, String ticket, Runnable onWake) {
+		return enter(id, owner, ticket, null, onWake);
 	}
 
-	private Waiter enter(String name, String owner, String ticket, Thread thread, Runnable onWake) {
+	private Waiter enter(LockId id, String owner, String ticket, Thread thread, Runnable onWake) {
+		LockId.RoomKey key = id.room();
 		WaitingRoom room;
 		boolean first;
 		synchronized (this.rooms) {
-			room = this.rooms.get(name);
+			room = this.rooms.get(key);
 			first = room == null;
 			if (first) {
-				room = new WaitingRoom(name);
-				this.rooms.put(name, room);
+				room = new WaitingRoom(key);
+				this.rooms.put(key, room);
 			}
 			room.members++;
 		}
-		Waiter waiter = room.join(owner, ticket, thread, onWake);
+		Waiter waiter = room.join(id, owner, ticket, thread, onWake);
 		if (first) {
 			WaitingRoom subscribing = room;
 			try {
@@ -106,7 +107,7 @@ final class ReleaseWaits {
 			if (--room.members > 0) {
 				return;
 			}
-			this.rooms.remove(room.name, room);
+			this.rooms.remove(room.key, room);
 		}
 		// Queued behind the room's SUBSCRIBE, so it never overtakes it.
 		inBackground(room::unsubscribe);
@@ -125,23 +126,26 @@ final class ReleaseWaits {
 	 * A thread of this client released the lock. Waiters that get no release messages (the backend
 	 * has none, or subscribing failed) are woken directly; subscribed ones hear the message anyway.
 	 */
-	void releasedLocally(String name) {
-		WaitingRoom room = this.rooms.get(name);
+	void releasedLocally(LockId.RoomKey key) {
+		WaitingRoom room = this.rooms.get(key);
 		if (room != null && !room.subscribed()) {
 			room.signal();
 		}
 	}
 
 	/** @return whether threads of this client are queued for the lock; newcomers then queue too */
-	boolean hasWaiters(String name) {
-		return this.rooms.containsKey(name);
+	boolean hasWaiters(LockId.RoomKey key) {
+		return this.rooms.containsKey(key);
 	}
 
-	/** @return per lock name, how many threads wait for it now */
+	/**
+	 * @return per lock, how many threads wait for it now; a read-write lock or a semaphore by its
+	 * {@linkplain LockId.RoomKey#displayName() display name}
+	 */
 	Map<String, Integer> waiters() {
 		synchronized (this.rooms) {
 			Map<String, Integer> snapshot = new TreeMap<>();
-			this.rooms.forEach((name, room) -> snapshot.put(name, room.members));
+			this.rooms.forEach((key, room) -> snapshot.put(key.displayName(), room.members));
 			return snapshot;
 		}
 	}

@@ -42,12 +42,12 @@ final class Unlocking {
 	 * that time has passed (a job that must not run twice within a period, however short its run).
 	 * @param keep how long the lock stays taken after the last release; zero or negative: freed now
 	 */
-	void release(String name, String owner, Duration keep) {
+	void release(LockId id, String owner, Duration keep) {
 		// A release must reach the backend whatever the caller's interrupt status (a method that
 		// restores the flag, the standard idiom, must not leak its lock); the flag is kept.
 		boolean interrupted = Thread.interrupted();
 		try {
-			releaseUninterruptibly(name, owner, keep);
+			releaseUninterruptibly(id, owner, keep);
 		}
 		finally {
 			if (interrupted) {
@@ -56,14 +56,15 @@ final class Unlocking {
 		}
 	}
 
-	private void releaseUninterruptibly(String name, String owner, Duration keep) {
+	private void releaseUninterruptibly(LockId id, String owner, Duration keep) {
+		String name = id.name();
 		if (LockArguments.isPositive(keep) && !this.backend.leasesExpire()) {
 			// Checked before anything changes: the caller still holds the lock and can unlock it plainly.
-			throw new UnsupportedOperationException("Lock '" + name + "' cannot be kept for " + keep
+			throw new UnsupportedOperationException(capitalized(id.describe()) + " cannot be kept for " + keep
 					+ " after its release: holds of " + this.backend.description()
 					+ " do not expire on their own; unlock() it instead");
 		}
-		HoldKey key = this.holds.key(name, owner);
+		HoldKey key = this.holds.key(name, id.kind(), owner);
 		Hold hold = this.holds.get(key);
 		if (hold == null) {
 			Hold ranOut = this.holds.takeExpiredLevel(key);
@@ -74,8 +75,7 @@ final class Unlocking {
 				}
 				throw new LockLostException(ranOut.lost());
 			}
-			throw new IllegalMonitorStateException("Cannot unlock lock '" + name + "': thread '"
-					+ Thread.currentThread().getName() + "' (owner " + owner + ") does not hold it");
+			throw notHeld(id, owner);
 		}
 		int held = hold.count();
 		LostHold lost = hold.lost();
@@ -100,7 +100,7 @@ final class Unlocking {
 			// Bounded by the lease: past it the hold is gone anyway, and the caller must not hang on a dead backend.
 			Duration within = hold.waitWithin(System.nanoTime(), EngineTiming.RELEASE_MIN_WAIT.toNanos());
 			result = keeping ? keepFor(hold, keep, within)
-					: this.backend.release(new ReleaseRequest(name, owner, held, hold.attemptId, hold.token, within));
+					: this.backend.release(new ReleaseRequest(name, owner, held, hold.attemptId, hold.token, within, id.kind()));
 		}
 		catch (RuntimeException ex) {
 			// Whether the release reached the backend is unknown. Renewing on would keep the lock
@@ -114,7 +114,7 @@ final class Unlocking {
 							+ this.backend.explain(ex) + "); " + what + ".", ex);
 		}
 		if (result == Release.RELEASED && !keeping) {
-			this.waits.releasedLocally(name);
+			this.waits.releasedLocally(id.room());
 		}
 		else if (result == Release.NOT_HELD) {
 			// Backends recognise a copy of a release they applied already (a re-send after a
@@ -142,11 +142,25 @@ final class Unlocking {
 		return kept ? Release.RELEASED : Release.NOT_HELD;
 	}
 
+	private static IllegalMonitorStateException notHeld(LockId id, String owner) {
+		String thread = "thread '" + Thread.currentThread().getName() + "' (owner " + owner + ")";
+		return new IllegalMonitorStateException(switch (id.kind()) {
+			case EXCLUSIVE -> "Cannot unlock lock '" + id.name() + "': " + thread + " does not hold it";
+			case READ, WRITE -> "Cannot unlock the " + id.describe() + ": " + thread + " does not hold it";
+			case PERMIT -> "Cannot release a permit of " + id.describe() + ": " + thread + " holds none";
+		});
+	}
+
+	private static String capitalized(String text) {
+		return Character.toUpperCase(text.charAt(0)) + text.substring(1);
+	}
+
 	private void cleanUpLostHold(Hold hold) {
 		try {
 			// The hold may still exist if only the renewal failed (e.g. a network blip); free it for others.
 			this.backend.release(
-					new ReleaseRequest(hold.name, hold.owner, 1, hold.attemptId, hold.token, EngineTiming.RELEASE_MIN_WAIT));
+					new ReleaseRequest(hold.name, hold.owner, 1, hold.attemptId, hold.token, EngineTiming.RELEASE_MIN_WAIT,
+							hold.kind));
 		}
 		catch (RuntimeException ex) {
 			log.debug("Could not clean up lost hold of lock '{}' by {}", hold.name, hold.owner, ex);

@@ -10,6 +10,9 @@ final class Waiter {
 
 	final WaitingRoom room;
 
+	/** What the attempt waits for: the lock, and in a read-write lock's room, which side. */
+	final LockId id;
+
 	final String owner;
 
 	/** The waiting attempt's ticket: a hand-off naming another attempt of this owner is not for it. */
@@ -35,11 +38,12 @@ final class Waiter {
 	 * @param thread the thread that parks for it, or null for a waiter without a thread
 	 * @param onWake what wakes a waiter without a thread, or null
 	 */
-	Waiter(WaitingRoom room, String owner, String ticket, Thread thread, Runnable onWake) {
+	Waiter(WaitingRoom room, LockId id, String owner, String ticket, Thread thread, Runnable onWake) {
 		if ((thread == null) == (onWake == null)) {
 			throw new IllegalArgumentException("A waiter is woken either by unparking its thread or by its callback");
 		}
 		this.room = room;
+		this.id = id;
 		this.owner = owner;
 		this.ticket = ticket;
 		this.thread = thread;
@@ -123,9 +127,9 @@ final class Waiter {
 		}
 	}
 
-	/** @return the lock's name */
-	String name() {
-		return this.room.name;
+	/** @return what the attempt waits for */
+	LockId id() {
+		return this.id;
 	}
 
 	/** @return the waiting owner's id */

@@ -8,6 +8,8 @@ import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import io.distlock.HoldKind;
+
 /**
  * The waiters of one lock name in this client, in arrival order, with the lock's one subscription to
  * the backend's notices; part of {@link ReleaseWaits}.
@@ -16,6 +18,10 @@ final class WaitingRoom {
 
 	private static final Logger log = LoggerFactory.getLogger(WaitingRoom.class);
 
+	/** The lock's name and family: a read-write lock's readers and writers wait in one room. */
+	final LockId.RoomKey key;
+
+	/** The lock's name, for messages. */
 	final String name;
 
 	final ReentrantLock lock = new ReentrantLock();
@@ -27,14 +33,15 @@ final class WaitingRoom {
 
 	AutoCloseable subscription;
 
-	WaitingRoom(String name) {
-		this.name = name;
+	WaitingRoom(LockId.RoomKey key) {
+		this.key = key;
+		this.name = key.name();
 	}
 
-	Waiter join(String owner, String ticket, Thread thread, Runnable onWake) {
+	Waiter join(LockId id, String owner, String ticket, Thread thread, Runnable onWake) {
 		this.lock.lock();
 		try {
-			Waiter waiter = new Waiter(this, owner, ticket, thread, onWake);
+			Waiter waiter = new Waiter(this, id, owner, ticket, thread, onWake);
 			waiter.mustTry = this.queue.isEmpty();
 			this.queue.addLast(waiter);
 			return waiter;
@@ -164,7 +171,9 @@ final class WaitingRoom {
 	void subscribe(LockBackend backend, String clientId, String ownOwnerPrefix) {
 		AutoCloseable result = null;
 		try {
-			result = backend.subscribe(this.name, clientId, notice -> onNotice(notice, ownOwnerPrefix));
+			result = (this.key.family() == HoldKind.Family.LOCK)
+					? backend.subscribe(this.name, clientId, notice -> onNotice(notice, ownOwnerPrefix))
+					: backend.subscribe(this.name, this.key.family(), clientId, notice -> onNotice(notice, ownOwnerPrefix));
 		}
 		catch (RuntimeException ex) {
 			log.warn("Could not subscribe to releases of lock '{}'; its waiters poll instead: {}",

@@ -5,7 +5,6 @@ import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.UnaryOperator;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -20,8 +19,6 @@ final class WorkAcquisitions {
 
 	private static final Logger log = LoggerFactory.getLogger(WorkAcquisitions.class);
 
-	/** Checks a lock name as every entry to the registry does, and returns it. */
-	private final UnaryOperator<String> requireName;
 
 	private final LockEngineOptions options;
 
@@ -38,10 +35,9 @@ final class WorkAcquisitions {
 	/** Numbers the owners of holds that belong to work. */
 	private final AtomicLong owners = new AtomicLong();
 
-	WorkAcquisitions(UnaryOperator<String> requireName, LockEngineOptions options, ClosedState closed,
+	WorkAcquisitions(LockEngineOptions options, ClosedState closed,
 			BlockingAcquisition blocking, Attempt.Parts attempts, AsyncAcquisition.Parts waits,
 			EngineWorkHold.Parts workHolds) {
-		this.requireName = requireName;
 		this.options = options;
 		this.closed = closed;
 		this.blocking = blocking;
@@ -50,16 +46,18 @@ final class WorkAcquisitions {
 		this.workHolds = workHolds;
 	}
 
-	/** {@link io.distlock.LockRegistry#tryLockForWork}: the wait is on the calling thread. */
-	Optional<WorkHold> tryLock(String name, Duration waitTime, Duration leaseTime) throws InterruptedException {
-		name = this.requireName.apply(name);
-		Duration lease = (leaseTime != null) ? LockArguments.requirePositiveLease(name, leaseTime) : null;
+	/**
+	 * {@link io.distlock.LockRegistry#tryLockForWork}: the wait is on the calling thread.
+	 * @param id the lock, its name already checked
+	 */
+	Optional<WorkHold> tryLock(LockId id, Duration waitTime, Duration leaseTime) throws InterruptedException {
+		Duration lease = (leaseTime != null) ? LockArguments.requirePositiveLease(id.name(), leaseTime) : null;
 		String owner = newOwner();
 		Duration wait = (waitTime != null && !waitTime.isNegative()) ? waitTime : Duration.ZERO;
-		if (!this.blocking.acquire(name, owner, false, lease, wait, true)) {
+		if (!this.blocking.acquire(id, owner, false, lease, wait, true)) {
 			return Optional.empty();
 		}
-		return Optional.of(this.workHolds.hold(name, owner));
+		return Optional.of(this.workHolds.hold(id, owner));
 	}
 
 	/**
@@ -67,14 +65,15 @@ final class WorkAcquisitions {
 	 * run on the engine's call threads, one at a time per acquisition, and the waiting between them is
 	 * done by release messages, hand-offs and a timer.
 	 */
-	CompletableFuture<Optional<WorkHold>> tryLockAsync(String name, Duration waitTime, Duration leaseTime) {
+	CompletableFuture<Optional<WorkHold>> tryLockAsync(LockId id, Duration waitTime, Duration leaseTime) {
 		Duration wait = (waitTime != null && !waitTime.isNegative()) ? waitTime : Duration.ZERO;
-		return acquireForWork(name, wait, leaseTime);
+		return acquireForWork(id, wait, leaseTime);
 	}
 
 	/** {@link io.distlock.LockRegistry#lockForWorkAsync}: as long as it takes, until cancelled. */
-	CompletableFuture<WorkHold> lockAsync(String name, Duration leaseTime) {
-		CompletableFuture<Optional<WorkHold>> acquisition = acquireForWork(name, null, leaseTime);
+	CompletableFuture<WorkHold> lockAsync(LockId id, Duration leaseTime) {
+		String name = id.name();
+		CompletableFuture<Optional<WorkHold>> acquisition = acquireForWork(id, null, leaseTime);
 		// A future of the caller's own, tied both ways: cancelling it (or timing it out) must reach the
 		// acquisition, which a dependent stage's cancel does not, or the hold it wins is nobody's.
 		CompletableFuture<WorkHold> returned = new CompletableFuture<>();
@@ -98,13 +97,13 @@ final class WorkAcquisitions {
 		return returned;
 	}
 
-	private CompletableFuture<Optional<WorkHold>> acquireForWork(String name, Duration wait, Duration leaseTime) {
-		name = this.requireName.apply(name);
+	private CompletableFuture<Optional<WorkHold>> acquireForWork(LockId id, Duration wait, Duration leaseTime) {
+		String name = id.name();
 		Duration lease = (leaseTime != null) ? LockArguments.requirePositiveLease(name, leaseTime) : null;
 		if (this.closed.isClosed()) {
 			return CompletableFuture.failedFuture(this.closed.exception(name));
 		}
-		Attempt attempt = new Attempt(this.attempts, name, newOwner(), false,
+		Attempt attempt = new Attempt(this.attempts, id, newOwner(), false,
 				(lease != null) ? lease : this.options.defaultLease(), false);
 		return new AsyncAcquisition(this.waits, attempt, wait).start();
 	}

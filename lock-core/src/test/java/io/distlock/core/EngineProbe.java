@@ -29,7 +29,7 @@ public final class EngineProbe {
 	 */
 	public static java.time.Duration confirmedLeaseLeft(BackendLockRegistry registry, String name) {
 		LockEngine engine = registry.engine();
-		Hold hold = engine.holds.get(engine.holds.key(name, engine.currentOwner()));
+		Hold hold = engine.holds.get(engine.holds.key(name, io.distlock.HoldKind.EXCLUSIVE, engine.currentOwner()));
 		return java.time.Duration.ofNanos(hold.confirmedNanosLeft(System.nanoTime()));
 	}
 

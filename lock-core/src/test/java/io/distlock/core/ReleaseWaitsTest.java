@@ -26,7 +26,7 @@ class ReleaseWaitsTest {
 	@Test
 	void aHandOffNamingAnEarlierAttemptOfTheSameThreadIsNotTaken() throws Exception {
 		// The earlier attempt gave up and passed the lock on; its message arrives while the thread waits again.
-		Waiter waiter = this.waits.enter("lock", "client:7", "b");
+		Waiter waiter = this.waits.enter(LockId.exclusive("lock"), "client:7", "b");
 		messages().accept(new LockNotice.Granted(41, "client:7", "a"));
 		assertThat(waiter.awaitTurn(TimeUnit.MILLISECONDS.toNanos(50))).isNotEqualTo(ReleaseWaits.Turn.GRANTED);
 
@@ -38,9 +38,9 @@ class ReleaseWaitsTest {
 
 	@Test
 	void aHandOffReachesItsWaiterWhereverItStandsAndWakesNobodyElse() throws Exception {
-		Waiter head = this.waits.enter("lock", "client:1", "a");
+		Waiter head = this.waits.enter(LockId.exclusive("lock"), "client:1", "a");
 		assertThat(head.awaitTurn(0)).isEqualTo(ReleaseWaits.Turn.TRY);
-		Waiter second = this.waits.enter("lock", "client:2", "b");
+		Waiter second = this.waits.enter(LockId.exclusive("lock"), "client:2", "b");
 		messages().accept(new LockNotice.Granted(7, "client:2", "b"));
 		assertThat(second.awaitTurn(TimeUnit.SECONDS.toNanos(5))).isEqualTo(ReleaseWaits.Turn.GRANTED);
 		// Its time ran out (the head then tries on its own), but nothing was handed to it.
