@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
@@ -49,14 +50,14 @@ public class DistLockEndpoint {
 	private HoldDescriptor describe(String registry, LockRegistryStats stats, HoldInfo hold) {
 		Duration leaseLeft;
 		try {
-			leaseLeft = stats.remainingLease(hold.lockName());
+			leaseLeft = stats.remainingLease(hold.lockName(), hold.kind());
 		}
 		catch (RuntimeException unreachable) {
 			leaseLeft = null;
 		}
 		return new HoldDescriptor(hold.logicalName(), hold.lockName(), hold.threadName(), hold.origin(), hold.since(), leaseLeft,
 				hold.renewals(), (hold.fencingToken() >= 0) ? hold.fencingToken() : null, hold.holdCount(),
-				hold.watchdog(), hold.lost(), registry);
+				hold.watchdog(), hold.lost(), registry, hold.kind().name().toLowerCase(Locale.ROOT));
 	}
 
 	/**
@@ -64,7 +65,8 @@ public class DistLockEndpoint {
 	 *
 	 * @param holds the locks held by this instance's threads
 	 * @param waiters per lock name, how many threads wait for it (names of a registry other than the
-	 * default one start with its name and {@code /})
+	 * default one start with its name and {@code /}; a read-write lock's end with {@code  (read-write)},
+	 * a semaphore's with {@code  (semaphore)})
 	 * @param restartGrace per registry whose lock server refused this instance's last acquisition for
 	 * its restart grace (it restarted or lost its data), when that grace ends; empty when none serves one
 	 */
@@ -80,16 +82,20 @@ public class DistLockEndpoint {
 	 * @param thread the owning thread
 	 * @param method the code that acquired it, if known
 	 * @param heldSince when it was acquired
-	 * @param leaseLeft how long the backend keeps it without renewal; null if the backend did not answer
+	 * @param leaseLeft how long the backend keeps it without renewal (for a read hold or a permit, the longest
+	 * lease among that lock's holds of its kind); null if the backend did not answer
 	 * @param renewals how often the watchdog renewed it
 	 * @param fencingToken the hold's token; null for backends without tokens (Redlock)
 	 * @param holdCount reentrant holds
 	 * @param watchdog whether the watchdog renews it
 	 * @param lost whether it is known to be lost
 	 * @param registry the registry it is held in: {@code default}, or the registry's bean name
+	 * @param kind what the hold is: {@code exclusive} (a lock's), {@code read} or {@code write} (a
+	 * read-write lock's), or {@code permit} (a semaphore's)
 	 */
 	public record HoldDescriptor(String name, String lock, String thread, String method, Instant heldSince, Duration leaseLeft,
-			long renewals, Long fencingToken, int holdCount, boolean watchdog, boolean lost, String registry) {
+			long renewals, Long fencingToken, int holdCount, boolean watchdog, boolean lost, String registry,
+			String kind) {
 	}
 
 }

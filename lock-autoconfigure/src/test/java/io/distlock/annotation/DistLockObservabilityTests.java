@@ -139,6 +139,7 @@ class DistLockObservabilityTests {
 			.contains("Blocking.hold(String, CountDownLatch, CountDownLatch)")
 			.contains("\"fencingToken\":")
 			.contains("\"leaseLeft\":")
+			.contains("\"kind\":\"exclusive\"")
 			.contains("\"waiters\":{\"report:7\":1}")
 			.contains("\"restartGrace\":{}");
 
