@@ -1,6 +1,8 @@
 package io.distlock;
 
 import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
@@ -101,6 +103,34 @@ public interface DistLock extends Lock {
 	 */
 	default void unlockKeepingFor(Duration keep) {
 		throw new UnsupportedOperationException(getClass().getName() + " cannot keep a lock after its release");
+	}
+
+	/**
+	 * Takes this lock for a piece of work rather than for the calling thread: the hold has an owner
+	 * of its own (so it is not reentrant), and may be released from any thread. What
+	 * {@link LockRegistry#tryLockForWork} does for a lock's name, for any lock a handle names: a read
+	 * or write lock, a semaphore's permit.
+	 * @param waitTime how long to wait at most
+	 * @param leaseTime the lease, or {@code null} for the watchdog
+	 * @return the hold, or empty if the lock stayed taken
+	 * @throws InterruptedException if interrupted while waiting
+	 * @throws UnsupportedOperationException if this lock has no such form (locks of other libraries)
+	 */
+	default Optional<WorkHold> tryLockForWork(Duration waitTime, Duration leaseTime) throws InterruptedException {
+		throw new UnsupportedOperationException(getClass().getName() + " cannot be held by work rather than a thread; "
+				+ "that needs a distlock registry");
+	}
+
+	/**
+	 * {@link #tryLockForWork(Duration, Duration)} without blocking the calling thread, as
+	 * {@link LockRegistry#tryLockForWorkAsync} does for a lock's name.
+	 * @param waitTime how long to wait at most
+	 * @param leaseTime the lease, or {@code null} for the watchdog
+	 * @return the hold when taken, empty if the lock stayed taken; cancelling it ends the wait
+	 */
+	default CompletableFuture<Optional<WorkHold>> tryLockForWorkAsync(Duration waitTime, Duration leaseTime) {
+		return CompletableFuture.failedFuture(new UnsupportedOperationException(getClass().getName()
+				+ " has no non-blocking acquisition; that needs a distlock registry"));
 	}
 
 	/**

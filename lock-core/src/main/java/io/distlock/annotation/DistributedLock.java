@@ -100,6 +100,25 @@ public @interface DistributedLock {
 	String registry() default "";
 
 	/**
+	 * Which lock of each key to take: its exclusive lock (the default), or the read or write side of
+	 * its read-write lock. Read and write need a registry that {@linkplain
+	 * io.distlock.LockRegistry#offersReadWriteLocks() offers read-write locks}; one that does not stops
+	 * start-up, naming the method.
+	 * @return the mode
+	 */
+	LockMode mode() default LockMode.EXCLUSIVE;
+
+	/**
+	 * Above 1: take one permit of each key's semaphore with this many permits
+	 * ({@link io.distlock.LockRegistry#getSemaphore}), so that at most this many calls run at once
+	 * across all instances. 1 (the default): the key's exclusive lock. Only with
+	 * {@link LockMode#EXCLUSIVE}; needs a registry that {@linkplain
+	 * io.distlock.LockRegistry#offersSemaphores() offers semaphores}.
+	 * @return the permits
+	 */
+	int permits() default 1;
+
+	/**
 	 * What happens when the lock is not acquired in time.
 	 * @return the policy
 	 */

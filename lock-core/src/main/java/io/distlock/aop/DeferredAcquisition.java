@@ -78,8 +78,8 @@ final class DeferredAcquisition {
 		CompletableFuture<Optional<WorkHold>> step;
 		try {
 			// The registry records the origin for diagnostics from the calling thread.
-			step = LockOrigin.during(attribute.logicalName(), attribute.description(), () -> this.call.locks()
-				.tryLockForWorkAsync(name, left.isNegative() ? Duration.ZERO : left, this.call.leaseTime()));
+			step = LockOrigin.during(attribute.logicalName(), attribute.description(),
+					() -> this.call.tryLockForWorkAsync(name, left.isNegative() ? Duration.ZERO : left));
 		}
 		catch (IllegalArgumentException refused) {
 			fail(LockAspectSupport.refusedName(attribute, refused));

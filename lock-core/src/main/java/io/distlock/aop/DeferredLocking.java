@@ -119,7 +119,7 @@ final class DeferredLocking {
 		try {
 			cause = LockOrigin.during(call.attribute().logicalName(), call.attribute().description(),
 					() -> LockAspectSupport.acquireAll(call, start, held,
-							(name, left) -> call.locks().tryLockForWork(name, left, call.leaseTime()).orElse(null)));
+							(name, left) -> call.tryLockForWork(name, left).orElse(null)));
 		}
 		catch (RuntimeException | Error ex) {
 			Duration waited = LockAspectSupport.waitedSince(start);

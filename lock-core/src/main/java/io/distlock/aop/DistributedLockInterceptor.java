@@ -7,6 +7,7 @@ import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
 
 import io.distlock.LockRegistry;
 import io.micrometer.observation.ObservationRegistry;
@@ -22,7 +23,7 @@ import io.micrometer.observation.ObservationRegistry;
  * <p>A dispatcher, as Spring's {@code TransactionInterceptor} is: what locking a call means lives in
  * {@link LockAspectSupport}, which every kind of method shares.
  */
-public final class DistributedLockInterceptor implements MethodInterceptor {
+public final class DistributedLockInterceptor implements MethodInterceptor, SmartInitializingSingleton {
 
 	private final LockAspectSupport support;
 
@@ -66,6 +67,15 @@ public final class DistributedLockInterceptor implements MethodInterceptor {
 			Supplier<ObservationRegistry> observations) {
 		this.support = new LockAspectSupport(attributes, registry, defaults, beanFactory, observers, observations);
 		this.deferred = new DeferredLocking(this.support);
+	}
+
+	/**
+	 * Once every singleton exists: a method whose registry cannot take the locks its annotation asks
+	 * for (a read-write lock, a semaphore) stops start-up, naming the method.
+	 */
+	@Override
+	public void afterSingletonsInstantiated() {
+		this.support.checkLockKinds();
 	}
 
 	@Override

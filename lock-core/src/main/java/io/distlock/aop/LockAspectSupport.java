@@ -32,6 +32,7 @@ import io.distlock.annotation.LockAcquisitionException;
 import io.distlock.annotation.LockContext;
 import io.distlock.annotation.LockFailure;
 import io.distlock.annotation.LockFailureHandler;
+import io.distlock.annotation.LockMode;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 
@@ -114,7 +115,34 @@ final class LockAspectSupport {
 					+ "expire on their own, as ZooKeeper's last as long as the session); the method was not run. "
 					+ "Use a Redis, Redlock or table-lock registry, or drop holdAtLeast.");
 		}
+		String unsupported = attribute.unsupportedBy(locks);
+		if (unsupported != null) {
+			// Also checked at start-up; here for registries made later, or beans proxied lazily.
+			throw new IllegalStateException("@DistributedLock " + attribute.description() + ": " + unsupported
+					+ "; the method was not run.");
+		}
 		return new LockedCall(attribute, locks, names, wait, lease, context, target, arguments);
+	}
+
+	/**
+	 * Checks, once every singleton exists, that each parsed method's registry offers the locks its
+	 * annotation takes (read-write locks, semaphores): a method that could never lock should stop
+	 * start-up, not fail its first call in production. Registries not there yet are checked at the call.
+	 * @throws InvalidLockAnnotationException naming the first method whose registry cannot take its locks
+	 */
+	void checkLockKinds() {
+		for (LockAttribute attribute : this.attributes.parsed()) {
+			if (attribute.mode() == LockMode.EXCLUSIVE && !attribute.semaphore()) {
+				continue;
+			}
+			LockRegistry locks = registryOf(attribute);
+			String unsupported = (locks != null) ? attribute.unsupportedBy(locks) : null;
+			if (unsupported != null) {
+				throw new InvalidLockAnnotationException("@DistributedLock on " + attribute.description() + ": "
+						+ unsupported + ". Lock it with such a registry (registry = \"<bean name>\"), or take the "
+						+ "exclusive lock (drop mode and permits)", null);
+			}
+		}
 	}
 
 	/** Runs a method whose work ends when it returns, holding its locks on the calling thread. */
@@ -127,7 +155,7 @@ final class LockAspectSupport {
 		try {
 			cause = LockOrigin.during(call.attribute().logicalName(), call.attribute().description(),
 					() -> acquireAll(call, start, held, (name, left) -> {
-						DistLock lock = call.locks().getLock(name);
+						DistLock lock = call.lock(name);
 						return lock.tryLock(left, call.leaseTime()) ? lock : null;
 					}));
 			tokens = (held.size() == call.names().size()) ? fencingTokens(call.locks(), held) : null;

@@ -6,6 +6,8 @@ import java.util.List;
 
 import org.springframework.expression.Expression;
 
+import io.distlock.LockRegistry;
+import io.distlock.annotation.LockMode;
 import io.distlock.annotation.OnLockFailure;
 
 /**
@@ -26,10 +28,33 @@ import io.distlock.annotation.OnLockFailure;
  * locks are held until it ends
  * @param holdAtLeast how long the locks stay taken at least from their acquisition, or {@code null}
  * @param registry the name of the registry bean to lock with, or empty for the default one
+ * @param mode which lock of each key: the exclusive one, or a side of the key's read-write lock
+ * @param permits above 1: a permit of each key's semaphore with this many permits
  */
 record LockAttribute(Method method, String description, String name, List<Expression> keys, List<String> keyTexts,
 		Duration waitTime, Duration leaseTime, OnLockFailure onFailure, Expression fallback, String failureHandler,
-		boolean deferred, Duration holdAtLeast, String registry) {
+		boolean deferred, Duration holdAtLeast, String registry, LockMode mode, int permits) {
+
+	/** @return whether each key's lock is a semaphore's permit */
+	boolean semaphore() {
+		return this.permits > 1;
+	}
+
+	/**
+	 * @param locks the registry the method locks with
+	 * @return why that registry cannot take this method's locks, or {@code null} if it can
+	 */
+	String unsupportedBy(LockRegistry locks) {
+		if (this.mode != LockMode.EXCLUSIVE && !locks.offersReadWriteLocks()) {
+			return "mode = " + this.mode + " takes a read-write lock, which " + locks.getClass().getSimpleName()
+					+ " does not offer; read-write locks need a distlock registry on single Redis or Sentinel";
+		}
+		if (semaphore() && !locks.offersSemaphores()) {
+			return "permits = " + this.permits + " takes a semaphore's permit, which " + locks.getClass().getSimpleName()
+					+ " does not offer; semaphores need a distlock registry on single Redis or Sentinel";
+		}
+		return null;
+	}
 
 	/** The registry name metrics and the endpoint show for the default registry. */
 	static final String DEFAULT_REGISTRY = "default";

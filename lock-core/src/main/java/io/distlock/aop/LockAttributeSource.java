@@ -5,6 +5,7 @@ import java.lang.reflect.Modifier;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -27,6 +28,7 @@ import org.springframework.expression.spel.standard.SpelExpressionParser;
 
 import io.distlock.LockRegistry;
 import io.distlock.annotation.DistributedLock;
+import io.distlock.annotation.LockMode;
 import io.distlock.annotation.OnLockFailure;
 
 /**
@@ -38,7 +40,7 @@ import io.distlock.annotation.OnLockFailure;
 public final class LockAttributeSource {
 
 	private static final LockAttribute NONE = new LockAttribute(null, "", "", List.of(), List.of(), null, null, null,
-			null, "", false, null, "");
+			null, "", false, null, "", LockMode.EXCLUSIVE, 1);
 
 	private final Map<MethodClassKey, LockAttribute> cache = new ConcurrentHashMap<>(256);
 
@@ -65,6 +67,14 @@ public final class LockAttributeSource {
 		LockAttribute attribute = this.cache.computeIfAbsent(new MethodClassKey(method, targetClass),
 				key -> parse(method, targetClass));
 		return (attribute == NONE) ? Optional.empty() : Optional.of(attribute);
+	}
+
+	/**
+	 * @return the annotations parsed so far (every proxied bean's locked methods, once the context
+	 * has started), for checks that need the beans they name
+	 */
+	Collection<LockAttribute> parsed() {
+		return this.cache.values().stream().filter(attribute -> attribute != NONE).toList();
 	}
 
 	private LockAttribute parse(Method method, Class<?> targetClass) {
@@ -124,6 +134,16 @@ public final class LockAttributeSource {
 					+ "' is not a LockRegistry bean; declare one of that name (e.g. @Bean(defaultCandidate = false) "
 					+ "RedlockLockRegistry " + registry + "(...)) or leave registry empty for the default", null);
 		}
+		if (annotation.permits() < 1) {
+			throw new InvalidLockAnnotationException("@DistributedLock on " + description + ": permits = "
+					+ annotation.permits() + "; it must be at least 1 (1 is the key's exclusive lock, more a permit of "
+					+ "the key's semaphore)", null);
+		}
+		if (annotation.permits() > 1 && annotation.mode() != LockMode.EXCLUSIVE) {
+			throw new InvalidLockAnnotationException("@DistributedLock on " + description + ": mode = "
+					+ annotation.mode() + " with permits = " + annotation.permits() + "; permits are a semaphore's, "
+					+ "modes a read-write lock's: use one of them", null);
+		}
 		Duration leaseTime = duration(description, "leaseTime", annotation.leaseTime(), false);
 		Duration holdAtLeast = duration(description, "holdAtLeast", annotation.holdAtLeast(), false);
 		if (holdAtLeast != null && leaseTime != null && holdAtLeast.compareTo(leaseTime) > 0) {
@@ -134,7 +154,7 @@ public final class LockAttributeSource {
 		return new LockAttribute(method, description, annotation.name(), List.copyOf(keys), List.of(annotation.key()),
 				duration(description, "waitTime", annotation.waitTime(), true), leaseTime, annotation.onFailure(),
 				fallback, annotation.failureHandler(), DeferredResultTypes.heldUntilWorkEnds(method), holdAtLeast,
-				registry);
+				registry, annotation.mode(), annotation.permits());
 	}
 
 	/**

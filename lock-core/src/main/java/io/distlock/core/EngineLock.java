@@ -1,9 +1,12 @@
 package io.distlock.core;
 
 import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 
 import io.distlock.DistLock;
 import io.distlock.HoldKind;
+import io.distlock.WorkHold;
 
 /**
  * A handle to one lock of a {@link LockEngine}: an exclusive lock, one side of a read-write lock,
@@ -95,6 +98,16 @@ final class EngineLock implements DistLock {
 	@Override
 	public long getFencingToken() {
 		return this.engine.tokens.fencingToken(this.id, this.engine.currentOwner());
+	}
+
+	@Override
+	public Optional<WorkHold> tryLockForWork(Duration waitTime, Duration leaseTime) throws InterruptedException {
+		return this.engine.tryLockForWork(this.id, waitTime, leaseTime);
+	}
+
+	@Override
+	public CompletableFuture<Optional<WorkHold>> tryLockForWorkAsync(Duration waitTime, Duration leaseTime) {
+		return this.engine.tryLockForWorkAsync(this.id, waitTime, leaseTime);
 	}
 
 	/** @return what the handle locks, for the semaphore's other methods */

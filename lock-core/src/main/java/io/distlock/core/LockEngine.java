@@ -346,6 +346,16 @@ final class LockEngine implements LockRegistry, AutoCloseable {
 		return this.holds.count(id.name(), id.kind(), owner);
 	}
 
+	/** {@link DistLock#tryLockForWork(Duration, Duration)} of one handle, whose name is checked already. */
+	Optional<WorkHold> tryLockForWork(LockId id, Duration waitTime, Duration leaseTime) throws InterruptedException {
+		return this.work.tryLock(id, waitTime, leaseTime);
+	}
+
+	/** {@link DistLock#tryLockForWorkAsync(Duration, Duration)} of one handle. */
+	CompletableFuture<Optional<WorkHold>> tryLockForWorkAsync(LockId id, Duration waitTime, Duration leaseTime) {
+		return this.work.tryLockAsync(id, waitTime, leaseTime);
+	}
+
 	private void renewalFailed(List<Hold> holds, RuntimeException cause) {
 		this.listeners.renewalFailed(holds.stream().map(hold -> hold.name).toList(), cause);
 	}
