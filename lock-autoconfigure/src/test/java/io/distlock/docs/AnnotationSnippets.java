@@ -15,6 +15,7 @@ import org.springframework.stereotype.Service;
 
 import io.distlock.annotation.ClusterSingleton;
 import io.distlock.annotation.DistributedLock;
+import io.distlock.annotation.LockMode;
 import io.distlock.annotation.LockContext;
 import io.distlock.annotation.LockFailureHandler;
 import io.distlock.annotation.OnLockFailure;
@@ -96,6 +97,31 @@ class AnnotationSnippets {
 		// ...
 	}
 	// end::examples[]
+
+	record Report(String day) {
+	}
+
+	record Receipt(String orderId) {
+	}
+
+	// tag::modes[]
+	@DistributedLock(key = "'report:' + #day", mode = LockMode.READ)    // any number at once
+	public Report report(LocalDate day) {
+		// ...
+		return new Report(day.toString());
+	}
+
+	@DistributedLock(key = "'report:' + #day", mode = LockMode.WRITE)   // alone, once the readers have left
+	public void rebuild(LocalDate day) {
+		// ...
+	}
+
+	@DistributedLock(key = "'payment-provider'", permits = 3)            // at most 3, across all instances
+	public Receipt pay(Order order) {
+		// ...
+		return new Receipt(order.getId());
+	}
+	// end::modes[]
 
 	// tag::meta-annotation[]
 	@DistributedLock(key = "'inventory:' + #sku", waitTime = "1s")
