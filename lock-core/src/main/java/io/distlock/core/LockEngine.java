@@ -151,7 +151,7 @@ final class LockEngine implements LockRegistry, AutoCloseable {
 	@Override
 	public DistReadWriteLock getReadWriteLock(String name) {
 		if (!offersReadWriteLocks()) {
-			throw new UnsupportedOperationException(this.backend.description() + " keeps no read-write locks (it keeps "
+			throw new UnsupportedOperationException(this.backend.description() + " keeps exclusive locks only (it keeps "
 					+ this.backend.supportedKinds() + " holds); read-write locks need a distlock registry on single Redis "
 					+ "or Sentinel (Redis Cluster, the table lock and ZooKeeper are to follow; Redlock will not: its "
 					+ "independent masters cannot keep one fair queue)");
@@ -162,7 +162,7 @@ final class LockEngine implements LockRegistry, AutoCloseable {
 	@Override
 	public DistSemaphore getSemaphore(String name, int permits) {
 		if (!offersSemaphores()) {
-			throw new UnsupportedOperationException(this.backend.description() + " keeps no semaphores (it keeps "
+			throw new UnsupportedOperationException(this.backend.description() + " keeps exclusive locks only (it keeps "
 					+ this.backend.supportedKinds() + " holds); semaphores need a distlock registry on single Redis "
 					+ "or Sentinel (Redis Cluster, the table lock and ZooKeeper are to follow; Redlock will not: a "
 					+ "majority of independent masters can admit more holders than permits)");
