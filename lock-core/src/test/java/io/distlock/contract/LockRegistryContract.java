@@ -38,16 +38,15 @@ import io.distlock.testing.ThreadStates;
 
 /**
  * What every lock backend must do, run against real servers. A backend's test extends this class
- * and says how to make independent clients, crash one, and disturb the backend.
+ * and says how to make independent clients, crash one, and disturb the backend. A backend that
+ * keeps read-write locks and semaphores adds {@link ReadWriteLockContract} and
+ * {@link SemaphoreContract} with {@code implements}: this class answers their {@link ContractFixture}.
  *
  * <p>"Client" means what one application instance has: its own connections, watchdog and
  * subscriptions. Two clients in one JVM behave like two processes.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-public abstract class LockRegistryContract implements AsyncLockingContract {
-
-	/** A watchdog lease short enough that tests can wait out several of them. */
-	protected static final Duration SHORT_WATCHDOG = Duration.ofMillis(600);
+public abstract class LockRegistryContract implements AsyncLockingContract, ContractFixture {
 
 	private final List<AutoCloseable> cleanUps = new ArrayList<>();
 
@@ -150,6 +149,40 @@ public abstract class LockRegistryContract implements AsyncLockingContract {
 	@Override
 	public SharedCounter asyncCounter(String name) {
 		return sharedCounter(name);
+	}
+
+	@Override
+	public LockRegistry contractClient(Duration watchdogTimeout, LockListener... listeners) {
+		return newClient(watchdogTimeout, listeners);
+	}
+
+	@Override
+	public void crashContractClient(LockRegistry client) {
+		crash(client);
+	}
+
+	@Override
+	public SharedCounter contractCounter(String name) {
+		return sharedCounter(name);
+	}
+
+	@Override
+	public <T extends AutoCloseable> T closeAfterContract(T closeable) {
+		return closeAfterTest(closeable);
+	}
+
+	@Override
+	public void flushContractScripts() {
+		flushServerSideScripts();
+	}
+
+	@Override
+	public boolean loseAllHolds() {
+		if (!restartLosesData()) {
+			return false;
+		}
+		restartServers();
+		return true;
 	}
 
 	/** Closes something after the test. */

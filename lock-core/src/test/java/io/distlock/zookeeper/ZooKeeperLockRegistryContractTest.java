@@ -10,15 +10,17 @@ import org.junit.jupiter.api.BeforeEach;
 
 import io.distlock.LockListener;
 import io.distlock.LockRegistry;
+import io.distlock.contract.ExclusiveLocksOnlyContract;
 import io.distlock.contract.LockRegistryContract;
 import io.distlock.contract.SharedCounter;
 
 /**
  * The contract suite on one real ZooKeeper server (curator-test's {@link TestingServer}, in this
  * JVM, on a free port). Every client has its own Curator client and session; a crash is a client
- * that stops talking without closing its session, which the server expires after 4 s.
+ * that stops talking without closing its session, which the server expires after 4 s. Read-write
+ * locks and semaphores come to ZooKeeper in a later phase of issue #29; until then it refuses them.
  */
-class ZooKeeperLockRegistryContractTest extends LockRegistryContract {
+class ZooKeeperLockRegistryContractTest extends LockRegistryContract implements ExclusiveLocksOnlyContract {
 
 	private static TestingServer server;
 
