@@ -18,6 +18,11 @@ import java.util.concurrent.locks.ReadWriteLock;
  * every earlier write hold's.</li>
  * </ul>
  *
+ * <p>Each side's {@link DistLock#getName()} is the read-write lock's name; two handles of one side
+ * are equal, the read and the write side are not. A read lock's {@link DistLock#remainingLease()} and
+ * {@link DistLock#isLocked()} are about every reader's hold: the longest lease among them, and whether
+ * there is any.
+ *
  * <p>Obtained from {@link LockRegistry#getReadWriteLock(String)}; a read-write lock named
  * {@code x} and the lock {@code getLock("x")} are unrelated.
  */

@@ -78,7 +78,8 @@ public interface DistSemaphore {
 
 	/**
 	 * @return this semaphore's permit as a {@link DistLock}: locking it takes a permit, unlocking
-	 * gives it back; for code that expects a lock
+	 * gives it back; for code that expects a lock. It is the same hold as this semaphore's: a permit
+	 * taken through one is counted, and can be released, through the other.
 	 */
 	DistLock asLock();
 

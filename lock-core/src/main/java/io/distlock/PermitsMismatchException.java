@@ -13,22 +13,22 @@ public class PermitsMismatchException extends IllegalStateException {
 
 	private final int permits;
 
-	private final int permitsInUse;
+	private final int existingPermits;
 
 	/**
 	 * @param semaphoreName the semaphore's name
 	 * @param permits the permits this acquisition declared
-	 * @param permitsInUse the permits the semaphore has, as other instances declared them
+	 * @param existingPermits the permits the semaphore has, as other instances declared them
 	 * @param backend where the semaphore is kept, for the message
 	 */
-	public PermitsMismatchException(String semaphoreName, int permits, int permitsInUse, String backend) {
+	public PermitsMismatchException(String semaphoreName, int permits, int existingPermits, String backend) {
 		super("Semaphore '" + semaphoreName + "' was asked for with " + permits + " permits, but it has "
-				+ permitsInUse + " in " + backend + ", as other instances declared it. Every instance must "
+				+ existingPermits + " in " + backend + ", as other instances declared it. Every instance must "
 				+ "declare the same permits for one name; a new number takes effect once nobody holds or "
 				+ "waits for the semaphore.");
 		this.semaphoreName = semaphoreName;
 		this.permits = permits;
-		this.permitsInUse = permitsInUse;
+		this.existingPermits = existingPermits;
 	}
 
 	/** @return the semaphore's name */
@@ -42,8 +42,8 @@ public class PermitsMismatchException extends IllegalStateException {
 	}
 
 	/** @return the permits the semaphore has */
-	public int getPermitsInUse() {
-		return this.permitsInUse;
+	public int getExistingPermits() {
+		return this.existingPermits;
 	}
 
 }

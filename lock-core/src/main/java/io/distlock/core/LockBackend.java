@@ -471,12 +471,12 @@ public interface LockBackend extends AutoCloseable {
 		}
 
 		/**
-		 * @param permitsInUse the permits the semaphore has, as other owners declared them
-		 * @return the refusal of a permit asked for with other permits, carrying {@code permitsInUse}
+		 * @param existingPermits the permits the semaphore has, as other owners declared them
+		 * @return the refusal of a permit asked for with other permits, carrying {@code existingPermits}
 		 * as its {@link #token()}
 		 */
-		public static Acquisition permitsDiffer(int permitsInUse) {
-			return new Acquisition(Status.PERMITS_DIFFER, permitsInUse, Duration.ZERO, Duration.ZERO, null, false);
+		public static Acquisition permitsDiffer(int existingPermits) {
+			return new Acquisition(Status.PERMITS_DIFFER, existingPermits, Duration.ZERO, Duration.ZERO, null, false);
 		}
 
 	}

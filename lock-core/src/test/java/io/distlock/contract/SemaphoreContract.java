@@ -197,7 +197,7 @@ public interface SemaphoreContract extends ContractFixture {
 			.isInstanceOfSatisfying(PermitsMismatchException.class, ex -> {
 				assertThat(ex.getSemaphoreName()).isEqualTo(name);
 				assertThat(ex.getPermits()).isEqualTo(5);
-				assertThat(ex.getPermitsInUse()).isEqualTo(3);
+				assertThat(ex.getExistingPermits()).isEqualTo(3);
 			})
 			.hasMessageContaining(name);
 		assertThat(Duration.ofNanos(System.nanoTime() - start)).as("refused, not waited for")
@@ -219,7 +219,7 @@ public interface SemaphoreContract extends ContractFixture {
 		assertThat(five.tryAcquire(Duration.ofSeconds(5))).isTrue();
 		assertThat(five.availablePermits()).isEqualTo(4);
 		assertThatThrownBy(() -> three.tryAcquire(Duration.ZERO))
-			.isInstanceOfSatisfying(PermitsMismatchException.class, ex -> assertThat(ex.getPermitsInUse()).isEqualTo(5));
+			.isInstanceOfSatisfying(PermitsMismatchException.class, ex -> assertThat(ex.getExistingPermits()).isEqualTo(5));
 		five.release();
 	}
 

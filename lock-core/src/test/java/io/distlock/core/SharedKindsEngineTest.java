@@ -126,16 +126,16 @@ class SharedKindsEngineTest {
 	@Test
 	void refusalsOfTheBackendBecomeTheirExceptions() {
 		DistSemaphore semaphore = this.registry.getSemaphore("payments", 3);
-		this.backend.permitsInUse = 5;
+		this.backend.existingPermits = 5;
 		assertThatThrownBy(() -> semaphore.tryAcquire(Duration.ofSeconds(1)))
 			.isInstanceOfSatisfying(PermitsMismatchException.class, ex -> {
 				assertThat(ex.getPermits()).isEqualTo(3);
-				assertThat(ex.getPermitsInUse()).isEqualTo(5);
+				assertThat(ex.getExistingPermits()).isEqualTo(5);
 				assertThat(ex.getSemaphoreName()).isEqualTo("payments");
 			});
 		assertThat(this.backend.requests.get(0).permits()).isEqualTo(3);
 		assertThat(this.backend.requests.get(0).kind()).isEqualTo(HoldKind.PERMIT);
-		this.backend.permitsInUse = 0;
+		this.backend.existingPermits = 0;
 		this.backend.refuseUpgrade = true;
 		// The backend knows of a read hold this client's table does not (another handle's owner is the same thread).
 		assertThatThrownBy(() -> this.registry.getReadWriteLock("report").writeLock().tryLock(Duration.ofSeconds(1)))
@@ -219,7 +219,7 @@ class SharedKindsEngineTest {
 
 		volatile boolean refuseUpgrade;
 
-		volatile int permitsInUse;
+		volatile int existingPermits;
 
 		volatile Consumer<LockNotice> notices;
 
@@ -242,8 +242,8 @@ class SharedKindsEngineTest {
 		@Override
 		public Acquisition acquire(AcquireRequest request) {
 			this.requests.add(request);
-			if (request.kind() == HoldKind.PERMIT && this.permitsInUse != 0 && this.permitsInUse != request.permits()) {
-				return Acquisition.permitsDiffer(this.permitsInUse);
+			if (request.kind() == HoldKind.PERMIT && this.existingPermits != 0 && this.existingPermits != request.permits()) {
+				return Acquisition.permitsDiffer(this.existingPermits);
 			}
 			if (this.refuseUpgrade && request.kind() == HoldKind.WRITE) {
 				return Acquisition.upgradeRefused();
