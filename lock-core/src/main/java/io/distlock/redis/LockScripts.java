@@ -16,7 +16,7 @@ import org.springframework.data.redis.core.script.RedisScript;
 final class LockScripts {
 
 	@SuppressWarnings("rawtypes")
-	static final RedisScript<List> ACQUIRE = load("acquire.lua", List.class);
+	static final RedisScript<List> ACQUIRE = load(List.class, "grace.lua", "acquire.lua");
 
 	static final RedisScript<Long> RELEASE = load(Long.class, "fencing.lua", "release.lua");
 

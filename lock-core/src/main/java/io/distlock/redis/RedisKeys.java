@@ -62,7 +62,7 @@ record RedisKeys(String prefix, boolean cluster) {
 	/**
 	 * Where {@code acquire.lua} keeps the server's replication id from its last check for a promotion:
 	 * beside the fencing counter, shared as it is. Written through a master, it reaches its replicas,
-	 * which is how a promoted replica is recognised (see {@code acquire.lua}'s {@code promotedGraceUntil}).
+	 * which is how a promoted replica is recognised (see {@code grace.lua}'s {@code promotedGraceUntil}).
 	 */
 	String replicationIdSeen(String name) {
 		return fencingCounter(name) + REPLICATION_ID_SEEN;
