@@ -64,6 +64,10 @@ if mine then
     if graceLeft() then
       return refuse()
     end
+    -- A place queued while the grace refused it would otherwise grant it the hold again later.
+    if redis.call('hdel', e, owner) == 1 then
+      redis.call('lrem', q, 1, owner)
+    end
     putHolder(h, kind, owner, 1, now + lease, attempt, nil, now)
     return {1, -2}
   end
