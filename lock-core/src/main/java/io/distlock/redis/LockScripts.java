@@ -16,7 +16,7 @@ import org.springframework.data.redis.core.script.RedisScript;
 final class LockScripts {
 
 	@SuppressWarnings("rawtypes")
-	static final RedisScript<List> ACQUIRE = load("acquire.lua", List.class);
+	static final RedisScript<List> ACQUIRE = load(List.class, "grace.lua", "acquire.lua");
 
 	static final RedisScript<Long> RELEASE = load(Long.class, "fencing.lua", "release.lua");
 
@@ -24,10 +24,29 @@ final class LockScripts {
 
 	static final RedisScript<Long> ABANDON = load("abandon.lua", Long.class);
 
+	/** Renews holds of every kind in one batch, so it reads shared holds as the shared scripts write them. */
 	@SuppressWarnings("rawtypes")
-	static final RedisScript<List> RENEW = load("renew.lua", List.class);
+	static final RedisScript<List> RENEW = shared(List.class, "renew.lua");
+
+	@SuppressWarnings("rawtypes")
+	static final RedisScript<List> ACQUIRE_SHARED = shared(List.class, "acquire-shared.lua");
+
+	static final RedisScript<Long> RELEASE_SHARED = shared(Long.class, "release-shared.lua");
+
+	static final RedisScript<Long> TOKEN_SHARED = shared(Long.class, "token-shared.lua");
+
+	/** Writes nothing; sent as EVAL/EVALSHA rather than EVAL_RO, which needs Redis 7. */
+	static final RedisScript<Long> QUERY_SHARED = shared(Long.class, "query-shared.lua");
 
 	private LockScripts() {
+	}
+
+	/**
+	 * A script of the read-write locks and semaphores: their state's functions ({@code shared-common.lua})
+	 * call {@code nextToken} and the restart grace, so those go first.
+	 */
+	private static <T> RedisScript<T> shared(Class<T> resultType, String file) {
+		return load(resultType, "fencing.lua", "grace.lua", "shared-common.lua", file);
 	}
 
 	private static <T> RedisScript<T> load(String file, Class<T> resultType) {

@@ -2,6 +2,7 @@ package io.distlock.redis;
 
 import java.util.List;
 
+import io.distlock.HoldKind;
 import io.distlock.LockSettings;
 
 /**
@@ -62,7 +63,7 @@ record RedisKeys(String prefix, boolean cluster) {
 	/**
 	 * Where {@code acquire.lua} keeps the server's replication id from its last check for a promotion:
 	 * beside the fencing counter, shared as it is. Written through a master, it reaches its replicas,
-	 * which is how a promoted replica is recognised (see {@code acquire.lua}'s {@code promotedGraceUntil}).
+	 * which is how a promoted replica is recognised (see {@code grace.lua}'s {@code promotedGraceUntil}).
 	 */
 	String replicationIdSeen(String name) {
 		return fencingCounter(name) + REPLICATION_ID_SEEN;
@@ -114,6 +115,66 @@ record RedisKeys(String prefix, boolean cluster) {
 			return this.prefix + ":fencing";
 		}
 		return this.prefix + ":fencing:{" + ClusterSlotTags.tagFor(slot(name)) + "}";
+	}
+
+	/**
+	 * The keys of a read-write lock or a semaphore, all derived from its state hash so that they share
+	 * its slot. No exclusive key starts with {@code <prefix>:rw:} or {@code <prefix>:sem:} (theirs
+	 * start with {@code <prefix>:{}, {@code <prefix>:q{}, {@code <prefix>:fencing}, {@code <prefix>:grants:}
+	 * or {@code <prefix>:anchor}), so the families' key spaces never meet.
+	 * @param family {@link HoldKind.Family#READ_WRITE} or {@link HoldKind.Family#SEMAPHORE}
+	 */
+	SharedKeys shared(HoldKind.Family family, String name) {
+		String space = switch (family) {
+			case READ_WRITE -> ":rw:";
+			case SEMAPHORE -> ":sem:";
+			case LOCK -> throw new IllegalArgumentException("An exclusive lock's keys are not shared keys: " + name);
+		};
+		String state = this.prefix + space + "{" + name + "}";
+		int slot = ClusterSlotTags.slot(state);
+		// As queueBase: a name starting with '}' gives the state an empty hash tag, so its other keys
+		// carry a tag of its slot.
+		String base = (this.cluster && name.startsWith("}"))
+				? this.prefix + ":q{" + ClusterSlotTags.tagFor(slot) + "}" + space + name : state;
+		String counter = this.cluster ? this.prefix + ":fencing:{" + ClusterSlotTags.tagFor(slot) + "}"
+				: this.prefix + ":fencing";
+		return new SharedKeys(state, counter, base + ":queue", base + ":queued", counter + LAST_SAVE_SEEN,
+				counter + REPLICATION_ID_SEEN, base + ":released:", state + ":released", slot);
+	}
+
+	/**
+	 * The keys of one read-write lock or semaphore (see {@link #shared}).
+	 *
+	 * @param state the state hash: one field per holder and kind, and the lock's counts
+	 * @param counter the fencing counter, the exclusive locks' one (of the state's slot on a cluster)
+	 * @param queue the list of queued owners
+	 * @param queueEntries the queued owners' entries
+	 * @param lastSaveSeen the restart grace's LASTSAVE seen, beside the counter
+	 * @param replicationIdSeen the restart grace's replication id seen, beside the counter
+	 * @param markerPrefix an owner's release marker, up to its owner id
+	 * @param channel the channel on which the scripts announce that a newcomer may enter
+	 * @param slot the cluster slot of all of these keys
+	 */
+	record SharedKeys(String state, String counter, String queue, String queueEntries, String lastSaveSeen,
+			String replicationIdSeen, String markerPrefix, String channel, int slot) {
+
+		/** @return the keys of {@code acquire-shared.lua} in its KEYS order */
+		List<String> acquireKeys() {
+			return List.of(this.state, this.counter, this.queue, this.queueEntries, this.lastSaveSeen,
+					this.replicationIdSeen);
+		}
+
+		/** @return the keys of {@code release-shared.lua} in its KEYS order */
+		List<String> releaseKeys(String owner) {
+			return List.of(this.state, this.counter, this.queue, this.queueEntries, this.markerPrefix + owner,
+					this.lastSaveSeen, this.replicationIdSeen);
+		}
+
+		/** @return the keys of {@code token-shared.lua} */
+		List<String> tokenKeys() {
+			return List.of(this.state, this.counter);
+		}
+
 	}
 
 	/** The cluster slot of the lock's keys. */

@@ -1,13 +1,17 @@
 package io.distlock.redis;
 
 import java.time.Duration;
+import java.util.Collections;
+import java.util.EnumSet;
 import java.util.List;
+import java.util.Set;
 import java.util.function.Consumer;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
+import io.distlock.HoldKind;
 import io.distlock.core.AcquireRequest;
 import io.distlock.core.LockBackend;
 import io.distlock.core.LockNotice;
@@ -18,6 +22,10 @@ import io.distlock.core.ReleaseRequest;
  * through Spring Data Redis: one hash per lock, every state change one Lua script. The lock logic
  * is in the scripts; {@link RedisLockCalls} sends them, {@link RedisRenewals} renews,
  * {@link RedisReleaseSubscriber} listens for releases and {@link RedisDiagnostics} explains failures.
+ *
+ * <p>Read-write locks and semaphores (one state hash per lock with a field per holder, see
+ * {@code shared-common.lua}) are kept on a single server or a Sentinel-managed master without
+ * replica acknowledgement; see {@link #supportedKinds()}.
  */
 public final class RedisLockBackend implements LockBackend {
 
@@ -30,6 +38,8 @@ public final class RedisLockBackend implements LockBackend {
 	private final RedisReleaseSubscriber subscriber;
 
 	private final RedisDiagnostics diagnostics;
+
+	private final Set<HoldKind> kinds;
 
 	/**
 	 * @param connectionFactory the application's Redis connection factory; not closed by this backend
@@ -68,6 +78,8 @@ public final class RedisLockBackend implements LockBackend {
 		this.subscriber = new RedisReleaseSubscriber(connectionFactory, this.calls.keys().anchorChannel());
 		this.diagnostics = new RedisDiagnostics(this.calls.template(), this.calls.description());
 		this.renewals = new RedisRenewals(this.calls);
+		this.kinds = Collections.unmodifiableSet((this.calls.keys().cluster() || this.calls.acknowledgedByReplicas())
+				? EnumSet.of(HoldKind.EXCLUSIVE) : EnumSet.allOf(HoldKind.class));
 	}
 
 	/** @return the scripts' calls, which {@link RedisNode} makes for Redlock */
@@ -108,6 +120,23 @@ public final class RedisLockBackend implements LockBackend {
 		return true;
 	}
 
+	/**
+	 * Every kind on a single server or a Sentinel-managed master; exclusive locks only on a Redis
+	 * Cluster (read-write locks and semaphores come there in a later step) and only where replica
+	 * acknowledgement is configured ({@link RedisReplicaAcks} with {@code replica-acks > 0}: the
+	 * shared scripts do not wait for replicas yet).
+	 */
+	@Override
+	public Set<HoldKind> supportedKinds() {
+		return this.kinds;
+	}
+
+	/** Every supported kind queues: a release or a leave grants the queue's head, and those after it that may enter too. */
+	@Override
+	public boolean queuesWaiters(HoldKind kind) {
+		return this.kinds.contains(kind);
+	}
+
 	/** Where replicas must acknowledge a hold, also a hold handed over: its new holder waits for them. */
 	@Override
 	public boolean confirmsHandOffs() {
@@ -117,24 +146,49 @@ public final class RedisLockBackend implements LockBackend {
 	/**
 	 * Acquires, and if the lock is taken queues the owner for {@code queueFor}: a release then hands
 	 * the lock to the first live queued owner instead of freeing it, and publishes
-	 * {@code grant <token> <owner> <ticket>}.
+	 * {@code grant <token> <owner> <ticket> <lock channel>}. A read, write or permit hold goes to
+	 * {@code acquire-shared.lua}, which also answers {@link Acquisition.Status#UPGRADE_REFUSED} and
+	 * {@link Acquisition.Status#PERMITS_DIFFER}.
 	 */
 	@Override
 	public Acquisition acquire(AcquireRequest request) {
-		return this.calls.acquire(request.name(), request.owner(), request.heldCount(), request.lease(), "",
-				request.queueFor(), request.ticket());
+		HoldKind kind = kindOf(request.kind());
+		if (kind == HoldKind.EXCLUSIVE) {
+			return this.calls.acquire(request.name(), request.owner(), request.heldCount(), request.lease(), "",
+					request.queueFor(), request.ticket());
+		}
+		return this.calls.acquireShared(request.name(), kind, request.owner(), request.heldCount(), request.lease(),
+				request.queueFor(), request.ticket(), request.permits());
 	}
 
 	/**
 	 * Releases only the hold the given attempt took (the engine's ticket, or Redlock's attempt id), or
 	 * with no {@code attemptId} whatever hold the owner has; a copy of this release re-sent after a
 	 * reconnect, finding the hold gone, is answered {@link Release#RELEASED} rather than
-	 * {@link Release#NOT_HELD} (see {@code release.lua}'s release marker).
+	 * {@link Release#NOT_HELD} (see {@code release.lua}'s release marker, which {@code release-shared.lua}
+	 * keeps too).
 	 */
 	@Override
 	public Release release(ReleaseRequest request) {
-		return this.calls.release(request.name(), request.owner(), request.heldCount(), request.attemptId(),
-				request.within(), false);
+		HoldKind kind = kindOf(request.kind());
+		if (kind == HoldKind.EXCLUSIVE) {
+			return this.calls.release(request.name(), request.owner(), request.heldCount(), request.attemptId(),
+					request.within(), false);
+		}
+		return this.calls.releaseShared(request.name(), kind, request.owner(), request.heldCount(), request.attemptId(),
+				request.within());
+	}
+
+	/** @return the kind, known to be supported ({@code null}: an exclusive lock) */
+	private HoldKind kindOf(HoldKind kind) {
+		if (kind == null || kind == HoldKind.EXCLUSIVE) {
+			return HoldKind.EXCLUSIVE;
+		}
+		if (!this.kinds.contains(kind)) {
+			throw new UnsupportedOperationException(description() + " keeps " + this.kinds + " holds only, not " + kind
+					+ (this.calls.keys().cluster() ? " (Redis Cluster)" : " (replica acknowledgement is configured)"));
+		}
+		return kind;
 	}
 
 	/** Issues the token with {@code token.lua}, on the hold's first request for it. */
@@ -143,13 +197,35 @@ public final class RedisLockBackend implements LockBackend {
 		return this.calls.issueToken(name, owner, attemptId);
 	}
 
+	/** Issues the token with {@code token.lua} or {@code token-shared.lua}, on the hold's first request for it. */
+	@Override
+	public long issueToken(String name, HoldKind kind, String owner, String attemptId) {
+		HoldKind known = kindOf(kind);
+		return (known == HoldKind.EXCLUSIVE) ? this.calls.issueToken(name, owner, attemptId)
+				: this.calls.issueSharedToken(name, known, owner, attemptId);
+	}
+
 	/** Leaves without waiting long for Redis's answer (see {@link RedisLockCalls#leaveQueue}). */
 	@Override
 	public void leaveQueue(String name, String owner, String ticket, boolean passOnHandOff) {
 		this.calls.leaveQueue(name, owner, ticket, passOnHandOff);
 	}
 
-	/** Renews, giving up after {@code within} (see {@link RedisRenewals}). */
+	/**
+	 * Leaves without waiting long for Redis's answer; a read-write lock's or semaphore's queue then
+	 * grants those behind the leaver that may enter now (readers behind a writer that gave up).
+	 */
+	@Override
+	public void leaveQueue(String name, HoldKind kind, String owner, String ticket, boolean passOnHandOff) {
+		HoldKind known = kindOf(kind);
+		if (known == HoldKind.EXCLUSIVE) {
+			this.calls.leaveQueue(name, owner, ticket, passOnHandOff);
+			return;
+		}
+		this.calls.leaveSharedQueue(name, known, owner, ticket, passOnHandOff);
+	}
+
+	/** Renews holds of any kinds, in one script, giving up after {@code within} (see {@link RedisRenewals}). */
 	@Override
 	public List<Boolean> renew(List<HoldRef> holds, Duration lease, Duration within) {
 		return this.renewals.renew(holds, lease, within);
@@ -160,9 +236,35 @@ public final class RedisLockBackend implements LockBackend {
 		return this.calls.isHeldBy(name, owner);
 	}
 
+	/** A read, write or permit hold counts while its own lease lasts, whether or not a script has dropped it yet. */
+	@Override
+	public boolean isHeldBy(String name, HoldKind kind, String owner) {
+		HoldKind known = kindOf(kind);
+		return (known == HoldKind.EXCLUSIVE) ? this.calls.isHeldBy(name, owner)
+				: this.calls.isHeldShared(name, known, owner);
+	}
+
 	@Override
 	public Duration remainingLease(String name) {
 		return this.calls.remainingLease(name);
+	}
+
+	/** For a read, write or permit hold: the longest lease left among the holds of that kind. */
+	@Override
+	public Duration remainingLease(String name, HoldKind kind) {
+		HoldKind known = kindOf(kind);
+		return (known == HoldKind.EXCLUSIVE) ? this.calls.remainingLease(name)
+				: this.calls.remainingSharedLease(name, known);
+	}
+
+	/**
+	 * The permits minus the live holders, counted against the semaphore's stored permits while it has
+	 * state, else against {@code permits}.
+	 */
+	@Override
+	public int availablePermits(String name, int permits) {
+		kindOf(HoldKind.PERMIT);
+		return this.calls.availablePermits(name, permits);
 	}
 
 	/**
@@ -172,8 +274,25 @@ public final class RedisLockBackend implements LockBackend {
 	 */
 	@Override
 	public AutoCloseable subscribe(String name, String clientId, Consumer<LockNotice> onNotice) {
-		return this.subscriber.subscribe(this.calls.keys().releaseChannel(name),
-				(clientId != null) ? this.calls.keys().grantChannelPrefix() + clientId : null, onNotice);
+		return this.subscriber.subscribe(this.calls.keys().releaseChannel(name), grantChannel(clientId), onNotice);
+	}
+
+	/**
+	 * {@link #subscribe(String, String, Consumer)} for a family: a read-write lock's or semaphore's
+	 * channel is its state hash's, and its grants name that channel, so they reach these listeners.
+	 */
+	@Override
+	public AutoCloseable subscribe(String name, HoldKind.Family family, String clientId, Consumer<LockNotice> onNotice) {
+		if (family == null || family == HoldKind.Family.LOCK) {
+			return subscribe(name, clientId, onNotice);
+		}
+		kindOf((family == HoldKind.Family.SEMAPHORE) ? HoldKind.PERMIT : HoldKind.READ);
+		return this.subscriber.subscribe(this.calls.keys().shared(family, name).channel(), grantChannel(clientId),
+				onNotice);
+	}
+
+	private String grantChannel(String clientId) {
+		return (clientId != null) ? this.calls.keys().grantChannelPrefix() + clientId : null;
 	}
 
 	@Override

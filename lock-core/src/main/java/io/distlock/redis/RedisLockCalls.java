@@ -19,6 +19,7 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
 import org.springframework.data.redis.serializer.RedisSerializer;
 
+import io.distlock.HoldKind;
 import io.distlock.core.LockBackend;
 import io.distlock.core.LockBackend.Acquisition;
 import io.distlock.core.LockBackend.HoldRef;
@@ -416,26 +417,145 @@ final class RedisLockCalls {
 	}
 
 	/**
-	 * Renews the holds with one {@code renew.lua}: on a Cluster, only holds of one slot.
+	 * Renews the holds, of any kinds, with one {@code renew.lua}: on a Cluster, only holds of one slot.
 	 * @param within how long to wait on the shared connection; {@code null}: through the template
 	 */
 	List<Boolean> renewInOneScript(List<HoldRef> holds, Duration lease, Duration within) {
-		byte[][] lockKeys = new byte[holds.size()][];
-		byte[][] args = new byte[2 * holds.size() + 1][];
+		byte[][] holdKeys = new byte[holds.size()][];
+		byte[][] args = new byte[2 * holds.size() + 2][];
+		byte[] kinds = new byte[holds.size()];
 		args[0] = this.arguments.lease(lease);
+		args[1] = kinds;
 		for (int i = 0; i < holds.size(); i++) {
 			HoldRef hold = holds.get(i);
-			lockKeys[i] = this.encodedKeys.lockKey(hold.name());
-			args[2 * i + 1] = this.arguments.owner(hold.owner());
-			args[2 * i + 2] = this.arguments.attempt(hold.attemptId());
+			HoldKind kind = (hold.kind() != null) ? hold.kind() : HoldKind.EXCLUSIVE;
+			kinds[i] = (byte) letter(kind);
+			holdKeys[i] = (kind == HoldKind.EXCLUSIVE) ? this.encodedKeys.lockKey(hold.name())
+					: ScriptArguments.text(this.keys.shared(kind.family(), hold.name()).state());
+			args[2 * i + 2] = this.arguments.owner(hold.owner());
+			args[2 * i + 3] = this.arguments.attempt(hold.attemptId());
 		}
-		List<?> reply = (within != null) ? eval(LockScripts.RENEW, ScriptOutputType.MULTI, lockKeys, within, args)
-				: (List<?>) throughTemplate(LockScripts.RENEW, lockKeys, args);
+		List<?> reply = (within != null) ? eval(LockScripts.RENEW, ScriptOutputType.MULTI, holdKeys, within, args)
+				: (List<?>) throughTemplate(LockScripts.RENEW, holdKeys, args);
 		List<Boolean> renewed = new ArrayList<>(holds.size());
 		for (int i = 0; i < holds.size(); i++) {
 			renewed.add(RedisReplies.number(reply, i, holds.get(i).name()) == 1);
 		}
 		return renewed;
+	}
+
+	/**
+	 * @return the cluster slot of the hold's key: the lock hash's, or the state hash's of a read-write
+	 * lock or semaphore
+	 */
+	int slot(HoldRef hold) {
+		HoldKind kind = (hold.kind() != null) ? hold.kind() : HoldKind.EXCLUSIVE;
+		return (kind == HoldKind.EXCLUSIVE) ? this.keys.slot(hold.name()) : this.keys.shared(kind.family(), hold.name()).slot();
+	}
+
+	/** @return how the scripts name a kind: {@code x}, {@code r}, {@code w} or {@code p} */
+	static char letter(HoldKind kind) {
+		return switch (kind) {
+			case EXCLUSIVE -> 'x';
+			case READ -> 'r';
+			case WRITE -> 'w';
+			case PERMIT -> 'p';
+		};
+	}
+
+	/**
+	 * Acquires or re-enters a read hold, a write hold or a permit with {@code acquire-shared.lua}, queueing
+	 * the owner for {@code queueFor} if it cannot enter yet.
+	 * @param ticket the engine's id of the attempt, which becomes the hold's id; or {@code null}
+	 * @param permits the semaphore's permits as the caller declares them (a {@link HoldKind#PERMIT}), else 0
+	 */
+	Acquisition acquireShared(String name, HoldKind kind, String owner, int heldCount, Duration lease,
+			Duration queueFor, String ticket, int permits) {
+		String attempt = (ticket != null) ? ticket : "";
+		RedisKeys.SharedKeys shared = this.keys.shared(kind.family(), name);
+		byte[][] args = { this.arguments.owner(owner), this.arguments.lease(lease), ScriptArguments.number(heldCount),
+				this.arguments.attempt(attempt), queueTime(queueFor.toMillis()), kindArgument(kind),
+				ScriptArguments.number(permits), QUEUE_PLACE_MILLIS, this.grantChannelPrefix, this.restartGrace, heldHere() };
+		List<?> reply = eval(LockScripts.ACQUIRE_SHARED, ScriptOutputType.MULTI, ScriptArguments.text(shared.acquireKeys()),
+				null, args);
+		return heardOf(RedisReplies.sharedAcquisition(reply, name, lease, attempt));
+	}
+
+	/**
+	 * Releases one hold of a read-write lock or semaphore with {@code release-shared.lua}, answering as
+	 * {@link #release} does.
+	 * @param attemptId the hold's id, or {@code null}/empty for whatever hold of this kind the owner has
+	 * @param within how long to wait on the shared connection, or {@code null} for its command timeout
+	 */
+	Release releaseShared(String name, HoldKind kind, String owner, int heldCount, String attemptId, Duration within) {
+		Long reply = eval(LockScripts.RELEASE_SHARED, ScriptOutputType.INTEGER, sharedReleaseKeys(name, kind, owner),
+				within, sharedReleaseArguments(owner, heldCount, RELEASE, attemptId, kind));
+		return RedisReplies.release(reply, name);
+	}
+
+	/** {@link #leaveQueue} for a read-write lock or semaphore: briefly, as there. */
+	void leaveSharedQueue(String name, HoldKind kind, String owner, String ticket, boolean passOnHandOff) {
+		byte[][] keys = sharedReleaseKeys(name, kind, owner);
+		byte[][] args = sharedReleaseArguments(owner, 0, passOnHandOff ? LEAVE : DEQUEUE, ticket, kind);
+		if (this.direct.ready()) {
+			this.direct.callBriefly(LockScripts.RELEASE_SHARED, ScriptOutputType.INTEGER, keys, LEAVE_REPLY_WAIT, args);
+			return;
+		}
+		this.leaves.execute(() -> throughTemplate(LockScripts.RELEASE_SHARED, keys, args));
+	}
+
+	private byte[][] sharedReleaseKeys(String name, HoldKind kind, String owner) {
+		return ScriptArguments.text(this.keys.shared(kind.family(), name).releaseKeys(owner));
+	}
+
+	/** The ARGV of {@code release-shared.lua}, in its order. */
+	private byte[][] sharedReleaseArguments(String owner, int heldCount, byte[] mode, String attemptId, HoldKind kind) {
+		return new byte[][] { this.arguments.owner(owner), ScriptArguments.number(heldCount), mode,
+				this.arguments.attempt(attemptId), QUEUE_PLACE_MILLIS, this.grantChannelPrefix, this.restartGrace,
+				kindArgument(kind), heldHere() };
+	}
+
+	/** Issues the token of a read, write or permit hold with {@code token-shared.lua}, on its first request. */
+	long issueSharedToken(String name, HoldKind kind, String owner, String attemptId) {
+		Long reply = eval(LockScripts.TOKEN_SHARED, ScriptOutputType.INTEGER,
+				ScriptArguments.text(this.keys.shared(kind.family(), name).tokenKeys()), null, this.arguments.owner(owner),
+				ScriptArguments.text((attemptId != null) ? attemptId : ""), this.restartGrace, kindArgument(kind));
+		if (reply == null) {
+			throw new IllegalStateException("Redis returned no reply to the fencing token request of " + kind.describe(name));
+		}
+		return (reply < 0) ? Acquisition.NO_TOKEN : reply;
+	}
+
+	/** @return whether the owner has a live hold of this kind (its own deadline not passed) */
+	boolean isHeldShared(String name, HoldKind kind, String owner) {
+		return querySharedState(name, kind.family(), "held", owner, String.valueOf(letter(kind))) >= 0;
+	}
+
+	/** @return the longest lease left among the live holds of this kind, zero if none */
+	Duration remainingSharedLease(String name, HoldKind kind) {
+		return Duration.ofMillis(Math.max(0, querySharedState(name, kind.family(), "lease", String.valueOf(letter(kind)))));
+	}
+
+	/**
+	 * @param permits the permits the caller declares, counted against when the semaphore has no state
+	 * @return the permits no live holder has
+	 */
+	int availablePermits(String name, int permits) {
+		return (int) querySharedState(name, HoldKind.Family.SEMAPHORE, "available", Integer.toString(permits));
+	}
+
+	private long querySharedState(String name, HoldKind.Family family, String... question) {
+		Long reply = eval(LockScripts.QUERY_SHARED, ScriptOutputType.INTEGER,
+				new byte[][] { ScriptArguments.text(this.keys.shared(family, name).state()) }, null,
+				ScriptArguments.text(List.of(question)));
+		if (reply == null) {
+			throw new IllegalStateException("Redis returned no reply to a question about " + family.displayName(name));
+		}
+		return reply;
+	}
+
+	private static byte[] kindArgument(HoldKind kind) {
+		return ScriptArguments.text(String.valueOf(letter(kind)));
 	}
 
 	boolean isHeldBy(String name, String owner) {

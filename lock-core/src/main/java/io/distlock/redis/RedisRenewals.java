@@ -19,7 +19,7 @@ import io.lettuce.core.RedisCommandTimeoutException;
 import io.distlock.core.LockBackend.HoldRef;
 
 /**
- * Renews holds on one Redis deployment in as few scripts as it allows (one on a single server, one
+ * Renews holds of any kinds on one Redis deployment in as few scripts as it allows (one on a single server, one
  * per slot on a Cluster), giving up once the caller's time is out.
  */
 final class RedisRenewals {
@@ -82,7 +82,7 @@ final class RedisRenewals {
 		// A script may only touch keys of one slot: one call per slot.
 		Map<Integer, List<Integer>> bySlot = new LinkedHashMap<>();
 		for (int i = 0; i < holds.size(); i++) {
-			bySlot.computeIfAbsent(this.calls.keys().slot(holds.get(i).name()), slot -> new ArrayList<>()).add(i);
+			bySlot.computeIfAbsent(this.calls.slot(holds.get(i)), slot -> new ArrayList<>()).add(i);
 		}
 		Boolean[] renewed = new Boolean[holds.size()];
 		for (List<Integer> indexes : bySlot.values()) {

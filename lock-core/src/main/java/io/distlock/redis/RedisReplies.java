@@ -7,8 +7,8 @@ import io.distlock.core.LockBackend.Acquisition;
 import io.distlock.core.LockBackend.Release;
 
 /**
- * Reads the lock scripts' replies: the numbers {@code acquire.lua}, {@code release.lua} and
- * {@code renew.lua} return, as the outcomes the engine understands. A reply of another shape (a
+ * Reads the lock scripts' replies: the numbers {@code acquire.lua}, {@code release.lua},
+ * {@code renew.lua} and their shared-kind twins ({@code acquire-shared.lua}, {@code release-shared.lua}) return, as the outcomes the engine understands. A reply of another shape (a
  * script of another version, a proxy in between) fails naming the lock rather than being guessed at.
  */
 final class RedisReplies {
@@ -30,6 +30,21 @@ final class RedisReplies {
 					: Acquisition.heldByOther(Duration.ofMillis(value), lastToken);
 		}
 		return Acquisition.lost();
+	}
+
+	/**
+	 * Reads {@code acquire-shared.lua}'s reply: {@link #acquisition}'s, and two refusals that queue
+	 * nothing: {@code -2} the semaphore has other permits (carried), {@code -3} an upgrade.
+	 */
+	static Acquisition sharedAcquisition(List<?> reply, String name, Duration lease, String attempt) {
+		long status = number(reply, 0, name);
+		if (status == -2) {
+			return Acquisition.permitsDiffer((int) number(reply, 1, name));
+		}
+		if (status == -3) {
+			return Acquisition.upgradeRefused();
+		}
+		return acquisition(reply, name, lease, attempt);
 	}
 
 	static Release release(Long reply, String name) {

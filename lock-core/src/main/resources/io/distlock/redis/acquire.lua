@@ -13,11 +13,11 @@
 --          takes a hand-off announced late
 -- ARGV[5]  how long the owner stays queued if the lock is taken, in ms; 0 = do not queue
 -- KEYS[5]  (read and written only with a restart grace) the server's LASTSAVE when this script last
---          made sure that the server had not restarted within the grace (see startOrServeGrace)
--- ARGV[6]  the restart grace in ms (see startOrServeGrace); 0 = none
--- ARGV[7]  '1' if this client has held a lock on this server before, else '0' (see startOrServeGrace)
+--          made sure that the server had not restarted within the grace (see grace.lua)
+-- ARGV[6]  the restart grace in ms (see grace.lua); 0 = none
+-- ARGV[7]  '1' if this client has held a lock on this server before, else '0' (see grace.lua)
 -- KEYS[6]  (read and written only with a restart grace) the server's replication id when this
---          script last checked for a promotion, and when (see promotedGraceUntil)
+--          script last checked for a promotion, and when (see grace.lua's promotedGraceUntil)
 -- Returns  {1, token} acquired or re-entered (also: release.lua handed the lock to this owner);
 --          token is -2 when none was issued yet: token.lua issues one when the holder asks, so the
 --          many holders that never ask cost no counter update;
@@ -31,124 +31,9 @@ local owner = ARGV[1]
 local held = tonumber(ARGV[3])
 local queueFor = tonumber(ARGV[5])
 
--- The server's uptime in whole seconds (INFO server), or nil for a user that may not run INFO.
-local function uptimeSeconds()
-  local info = redis.pcall('info', 'server')
-  return (type(info) == 'string') and tonumber(string.match(info, 'uptime_in_seconds:(%d+)')) or nil
-end
-
--- The restart grace: a server that restarted (from a snapshot or an append-only file that missed the
--- last holds, or empty) or lost its data lets no new holder in until ARGV[6] ms after its start, so
--- that holders it forgot learn of their loss first (their renewals find nothing). While it lasts the
--- fencing counter holds 'grace:<until ms>', which every client serves, whatever its own setting;
--- once it is over the counter holds the server clock in microseconds, which every later token is
--- above. Returns nil when a new holder may enter, else the ms left of the grace.
---
--- A restart is recognised by LASTSAVE, which a server sets to the time it started (and to the time of
--- every save after that): when it differs from what KEYS[5] kept, the server saved or restarted since
--- the last look, and INFO (run then only, as it costs more than the whole script) says how long it has
--- been up. This runs during a grace too: a snapshot taken during one restores its marker, which must
--- not pass for the end of the grace of a later restart. A server up longer than the grace admits the
--- first holder at once if it never held a lock; one that started within the grace serves what is left
--- of it. A missing counter on a server up longer than that was flushed (FLUSHALL, an eviction) or
--- never used: a client that has held a lock on it before (ARGV[7]) knows it was flushed and starts the
--- grace for everyone from now; a client that never did cannot tell, and the holders the server forgot
--- learn of it at their next renewal. LASTSAVE is kept only from an earlier second than the current
--- one, so that a restart within the second of the last save is not missed. A user that may not run
--- LASTSAVE or INFO (or an uptime that cannot be read) gets the grace only for a missing counter,
--- counted from then, as before these checks.
-local function restartGraceUntil(last, nowSeconds, nowMs)
-  local grace = tonumber(ARGV[6])
-  local saved = redis.pcall('lastsave')
-  if last and (type(saved) ~= 'number' or tonumber(redis.call('get', KEYS[5]) or '') == saved) then
-    return nil
-  end
-  local up = (type(saved) == 'number') and uptimeSeconds() or nil
-  if type(saved) == 'number' and saved < nowSeconds then
-    -- Also when the uptime cannot be read: the check is not repeated on every call then.
-    redis.call('set', KEYS[5], saved)
-  end
-  local untilMs = nil
-  if up then
-    -- The uptime counts whole seconds from the start's second to the current one: the start lies
-    -- before the second after (now - up), which is taken, so that the grace never ends early.
-    untilMs = (nowSeconds - up + 1) * 1000 + grace
-  elseif not last then
-    untilMs = nowMs + grace
-  end
-  if not last and ARGV[7] == '1' then
-    untilMs = math.max(untilMs or 0, nowMs + grace)
-  end
-  return untilMs
-end
-
--- A replica promoted to master may have missed the latest holds (replication sends them after the
--- fact): it serves the grace from the first new holder's call that finds it promoted (when it was
--- promoted is not known; its former master's holders learn of a missing hold at their next renewal).
--- KEYS[6] keeps '<replication id>:<checked at ms>:<grace until ms>', written through the master and so
--- copied to its replicas. A server that answers under another replication id than the kept one, and
--- has been up since before that check, changed its role while running: a promotion (also a planned
--- one, FAILOVER or SENTINEL FAILOVER, which costs the same grace). One that started after the check
--- restarted, which the restart check serves from its start. INFO is asked at most every 100 ms: a
--- promotion follows the death of its master by more than that (Sentinel's down-after-milliseconds),
--- so the kept check is always older than the promotion when a new holder arrives. Returns when a
--- grace for a promotion ends, or nil if none is running.
-local PROMOTION_CHECK_MS = 100
-
-local function promotedGraceUntil(nowMs)
-  local kept = redis.call('get', KEYS[6])
-  local keptId, checkedAt, graceUntil
-  if kept then
-    local id, at, untilMs = string.match(kept, '^(%x*):(%d+):(%d+)$')
-    keptId, checkedAt, graceUntil = id, tonumber(at), tonumber(untilMs)
-  end
-  if checkedAt and nowMs >= checkedAt and nowMs - checkedAt < PROMOTION_CHECK_MS then
-    return (graceUntil and graceUntil > nowMs) and graceUntil or nil
-  end
-  local info = redis.pcall('info', 'replication')
-  local id = (type(info) == 'string') and string.match(info, 'master_replid:(%x+)') or ''
-  if keptId and keptId ~= '' and id ~= '' and id ~= keptId then
-    local up = uptimeSeconds()
-    -- The uptime counts whole seconds: one more makes a start just before the check count as before it.
-    if not up or (up + 1) * 1000 >= nowMs - checkedAt then
-      graceUntil = math.max(graceUntil or 0, nowMs + tonumber(ARGV[6]))
-    end
-  end
-  redis.call('set', KEYS[6], id .. ':' .. string.format('%.0f', nowMs) .. ':' .. string.format('%.0f', graceUntil or 0))
-  return (graceUntil and graceUntil > nowMs) and graceUntil or nil
-end
-
-local function startOrServeGrace()
-  local last = redis.call('get', KEYS[2])
-  local marked = last and string.sub(last, 1, 6) == 'grace:'
-  if not marked and tonumber(ARGV[6]) <= 0 then
-    return nil
-  end
-  local t = redis.call('time')
-  local clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  local nowMs = math.floor(clock / 1000)
-  local graceUntil = marked and tonumber(string.sub(last, 7)) or nil
-  if tonumber(ARGV[6]) > 0 then
-    local restarted = restartGraceUntil(last, tonumber(t[1]), nowMs)
-    if restarted and restarted > nowMs and (not graceUntil or restarted > graceUntil) then
-      graceUntil = restarted
-      redis.call('set', KEYS[2], 'grace:' .. string.format('%.0f', graceUntil))
-    end
-    -- A promotion's grace stays in KEYS[6]: the counter came through replication and keeps its last
-    -- token, which later tokens must stay above whatever the new master's clock says.
-    local promoted = promotedGraceUntil(nowMs)
-    if promoted and (not graceUntil or promoted > graceUntil) then
-      graceUntil = promoted
-    end
-  end
-  if graceUntil and graceUntil > nowMs then
-    return graceUntil - nowMs
-  end
-  if marked or not last then
-    -- Formatted, not tostring(): Lua would write a 16-digit number in exponent notation.
-    redis.call('set', KEYS[2], string.format('%.0f', clock))
-  end
-  return nil
+-- grace.lua's restart grace (LockScripts puts that file before this one) with this script's keys.
+local function serveGrace()
+  return startOrServeGrace(KEYS[2], KEYS[5], KEYS[6], ARGV[6], ARGV[7])
 end
 
 local function now()
@@ -218,7 +103,7 @@ if present == 0 then
   if held > 0 then
     return {-1, 0}
   end
-  local graceLeft = startOrServeGrace()
+  local graceLeft = serveGrace()
   if graceLeft then
     -- The server is serving its restart grace: wait in line.
     enqueue(now())
@@ -238,7 +123,7 @@ if present == 1 and redis.call('exists', KEYS[1]) == 0 then
     enqueue(t)
     return {0, math.max(headDeadline - t, 1), lastToken()}
   end
-  local graceLeft = startOrServeGrace()
+  local graceLeft = serveGrace()
   if graceLeft then
     enqueue(t)
     return {0, graceLeft, lastToken(), 1}
@@ -256,7 +141,7 @@ if mine[1] then
     -- Neither a re-entry nor a hand-off to this attempt: a hold of this owner that it no longer knows
     -- (restored from a snapshot after it was released, or one whose release never landed). Taking it
     -- makes a new holder: it serves the restart grace, and gets a new token when it asks for one.
-    local graceLeft = startOrServeGrace()
+    local graceLeft = serveGrace()
     if graceLeft then
       enqueue(now())
       return {0, graceLeft, lastToken(), 1}
