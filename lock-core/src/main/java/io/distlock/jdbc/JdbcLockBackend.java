@@ -6,9 +6,12 @@ import java.nio.charset.StandardCharsets;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Consumer;
 
 import javax.sql.DataSource;
@@ -22,6 +25,7 @@ import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionTemplate;
 
+import io.distlock.HoldKind;
 import io.distlock.LockSettings;
 import io.distlock.core.AcquireRequest;
 import io.distlock.core.LockBackend;
@@ -62,6 +66,9 @@ public final class JdbcLockBackend implements LockBackend {
 
 	private final String fencingTable;
 
+	/** Read, write and permit holds, in {@code <tableName>_shared}. */
+	private final JdbcSharedHolds shared;
+
 	/**
 	 * @param dataSource the application's data source
 	 * @param tableName the lock table; its fencing counter is {@code <tableName>_fencing}
@@ -74,6 +81,38 @@ public final class JdbcLockBackend implements LockBackend {
 		this.dialect = JdbcDialect.detect(dataSource);
 		this.table = tableName;
 		this.fencingTable = tableName + "_fencing";
+		TransactionTemplate sharedTransactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+		sharedTransactions.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
+		// Decisions read locked rows anyway; READ COMMITTED spares InnoDB's gap locks on a lock's range of holders.
+		sharedTransactions.setIsolationLevel(TransactionDefinition.ISOLATION_READ_COMMITTED);
+		this.shared = new JdbcSharedHolds(this.jdbc, sharedTransactions, this.dialect, tableName + "_shared", this::now,
+				this::nextToken);
+	}
+
+	/**
+	 * Read-write locks and semaphores need the table {@code <tableName>_shared}, which
+	 * {@link #createSchema()} creates; without it, this backend keeps exclusive locks only.
+	 */
+	@Override
+	public Set<HoldKind> supportedKinds() {
+		return this.shared.available() ? EnumSet.allOf(HoldKind.class) : EnumSet.of(HoldKind.EXCLUSIVE);
+	}
+
+	/**
+	 * Only a waiting writer is remembered (its intent holds new readers back, and leaving the queue
+	 * ends it); other waiters poll, unordered.
+	 */
+	@Override
+	public boolean queuesWaiters(HoldKind kind) {
+		return kind == HoldKind.WRITE;
+	}
+
+	/**
+	 * @return what is missing for read-write locks and semaphores (the table {@code <tableName>_shared}),
+	 * or empty if they can be used
+	 */
+	public Optional<String> sharedSchemaProblem() {
+		return Optional.ofNullable(this.shared.problem());
 	}
 
 	/** @return the detected dialect */
@@ -169,6 +208,9 @@ public final class JdbcLockBackend implements LockBackend {
 	/** Acquires in a transaction of its own; nothing is queued. */
 	@Override
 	public Acquisition acquire(AcquireRequest request) {
+		if (request.kind() != null && request.kind() != HoldKind.EXCLUSIVE) {
+			return this.shared.acquire(request);
+		}
 		for (int attempt = 1;; attempt++) {
 			try {
 				return this.transactions.execute(status -> acquireInTransaction(request.name(), request.owner(),
@@ -241,6 +283,9 @@ public final class JdbcLockBackend implements LockBackend {
 	 */
 	@Override
 	public Release release(ReleaseRequest request) {
+		if (request.kind() != null && request.kind() != HoldKind.EXCLUSIVE) {
+			return this.shared.release(request);
+		}
 		String name = request.name();
 		String owner = request.owner();
 		int heldCount = request.heldCount();
@@ -268,6 +313,29 @@ public final class JdbcLockBackend implements LockBackend {
 	 */
 	@Override
 	public List<Boolean> renew(List<HoldRef> holds, Duration lease, Duration within) {
+		List<HoldRef> exclusive = new ArrayList<>(holds.size());
+		List<HoldRef> others = new ArrayList<>();
+		for (HoldRef hold : holds) {
+			(isShared(hold.kind()) ? others : exclusive).add(hold);
+		}
+		if (others.isEmpty()) {
+			return renewExclusive(holds, lease);
+		}
+		Iterator<Boolean> renewedExclusive = (exclusive.isEmpty() ? List.<Boolean>of() : renewExclusive(exclusive, lease))
+			.iterator();
+		Iterator<Boolean> renewedShared = this.shared.renew(others, lease).iterator();
+		List<Boolean> renewed = new ArrayList<>(holds.size());
+		for (HoldRef hold : holds) {
+			renewed.add(isShared(hold.kind()) ? renewedShared.next() : renewedExclusive.next());
+		}
+		return renewed;
+	}
+
+	private static boolean isShared(HoldKind kind) {
+		return kind != null && kind != HoldKind.EXCLUSIVE;
+	}
+
+	private List<Boolean> renewExclusive(List<HoldRef> holds, Duration lease) {
 		return this.transactions.execute(status -> {
 			long now = now();
 			List<Object[]> arguments = new ArrayList<>(holds.size());
@@ -304,6 +372,38 @@ public final class JdbcLockBackend implements LockBackend {
 	public AutoCloseable subscribe(String name, String clientId, Consumer<LockNotice> onNotice) {
 		// No notifications from a table: the engine polls, bounded by the holder's expiry.
 		return null;
+	}
+
+	@Override
+	public AutoCloseable subscribe(String name, HoldKind.Family family, String clientId, Consumer<LockNotice> onNotice) {
+		return null;
+	}
+
+	@Override
+	public void leaveQueue(String name, HoldKind kind, String owner, String ticket, boolean passOnHandOff) {
+		if (isShared(kind)) {
+			this.shared.leave(name, kind, owner);
+		}
+	}
+
+	@Override
+	public long issueToken(String name, HoldKind kind, String owner, String attemptId) {
+		return isShared(kind) ? this.shared.issueToken(name, kind, owner) : issueToken(name, owner, attemptId);
+	}
+
+	@Override
+	public boolean isHeldBy(String name, HoldKind kind, String owner) {
+		return isShared(kind) ? this.shared.isHeldBy(name, kind, owner) : isHeldBy(name, owner);
+	}
+
+	@Override
+	public Duration remainingLease(String name, HoldKind kind) {
+		return isShared(kind) ? this.shared.remainingLease(name, kind) : remainingLease(name);
+	}
+
+	@Override
+	public int availablePermits(String name, int permits) {
+		return this.shared.availablePermits(name, permits);
 	}
 
 	@Override

@@ -18,3 +18,18 @@ CREATE TABLE IF NOT EXISTS distributed_locks_fencing (
   last_token BIGINT NOT NULL
 );
 INSERT IGNORE INTO distributed_locks_fencing (id, last_token) VALUES (1, 0);
+-- Read-write locks and semaphores (optional: without it the table lock keeps exclusive locks only).
+-- One row per holder and kind ('r:', 'w:' or 'p:' and the owner id), and one anchor row per lock
+-- (holder '') that carries a semaphore's permits and the owner of a waiting writer (waiting, until
+-- expires_at). lock_space is 'r' for read-write locks and 's' for semaphores.
+CREATE TABLE IF NOT EXISTS distributed_locks_shared (
+  lock_space CHAR(1) NOT NULL,
+  lock_name VARBINARY(1020) NOT NULL,
+  holder VARBINARY(300) NOT NULL,
+  hold_count INT NOT NULL,
+  fencing_token BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL,
+  permits INT NOT NULL,
+  waiting VARBINARY(300),
+  PRIMARY KEY (lock_space, lock_name, holder)
+);

@@ -62,4 +62,13 @@ public interface ContractFixture {
 	 */
 	boolean loseAllHolds();
 
+	/**
+	 * @return whether waiters of different clients are served in the order they arrived at the
+	 * backend (a queue in Redis); false where they poll and whoever asks first after a release wins
+	 * (the table lock, which only keeps readers behind a waiting writer)
+	 */
+	default boolean servesClientsInArrivalOrder() {
+		return true;
+	}
+
 }

@@ -10,15 +10,13 @@ import com.zaxxer.hikari.HikariConfig;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
-import io.distlock.contract.ExclusiveLocksOnlyContract;
 import io.distlock.embedded.RedisServerProcess;
 
 /**
  * The contract suite on H2, served over TCP so that the tests can stop and restart it. An
- * in-memory database loses its data on restart. Read-write locks and semaphores come to the table
- * lock in a later phase of issue #29; until then it refuses them (checked here once, not per database).
+ * in-memory database loses its data on restart.
  */
-class H2LockRegistryContractTest extends JdbcLockRegistryContract implements ExclusiveLocksOnlyContract {
+class H2LockRegistryContractTest extends JdbcLockRegistryContract {
 
 	private static final int PORT = RedisServerProcess.freePort();
 

@@ -16,6 +16,8 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.distlock.LockListener;
 import io.distlock.LockRegistry;
 import io.distlock.contract.LockRegistryContract;
+import io.distlock.contract.ReadWriteLockContract;
+import io.distlock.contract.SemaphoreContract;
 import io.distlock.contract.SharedCounter;
 import io.distlock.core.LockEngineOptions;
 
@@ -23,7 +25,15 @@ import io.distlock.core.LockEngineOptions;
  * The contract suite for the table lock; subclasses name the database. Each client gets a
  * connection pool of its own, as each application instance would.
  */
-abstract class JdbcLockRegistryContract extends LockRegistryContract {
+abstract class JdbcLockRegistryContract extends LockRegistryContract
+		implements ReadWriteLockContract, SemaphoreContract {
+
+	/** Waiters poll the table: whoever asks first after a release gets in. */
+	@Override
+	public boolean servesClientsInArrivalOrder() {
+		return false;
+	}
+
 
 	/** @return a JDBC URL of the test database */
 	@Test
@@ -52,6 +62,7 @@ abstract class JdbcLockRegistryContract extends LockRegistryContract {
 		HikariDataSource setup = closeAfterTest(dataSource());
 		new JdbcLockBackend(setup, JdbcLockRegistry.DEFAULT_TABLE_NAME).createSchema();
 		new JdbcTemplate(setup).update("DELETE FROM " + JdbcLockRegistry.DEFAULT_TABLE_NAME);
+		new JdbcTemplate(setup).update("DELETE FROM " + JdbcLockRegistry.DEFAULT_TABLE_NAME + "_shared");
 	}
 
 	protected HikariDataSource dataSource() {
