@@ -32,7 +32,8 @@ import io.distlock.embedded.RedisServerProcess;
  * <p>Arguments: measured duration and warm-up per scenario and library (ISO-8601, e.g. PT10S PT3S),
  * how many distinct names the memory scenario takes (default a million), and which scenarios run
  * ({@code all}, or a comma-separated subset of uncontended, contended, redlock, annotation, zookeeper, memory; the
- * reactive, waiters, names, clients and handoff-floor scenarios run only when named).
+ * reactive, waiters, names, clients and handoff-floor scenarios run only when named; read-mostly and
+ * semaphore run with {@code all}).
  * {@code -Dbench.floors=true} adds the floor-script lock, a reference rather than a peer, to the libraries.
  * A run fails (non-zero) if a contended run loses an update: speed without exclusion is worthless.
  */
@@ -75,6 +76,8 @@ public final class LockBenchmarks {
 		Map<String, Result> zkContended = new LinkedHashMap<>();
 		Map<String, Result> zkEnsemble = new LinkedHashMap<>();
 		Histogram handOffFloor = null;
+		Map<String, SharedKindsScenario.Result> readMostly = new LinkedHashMap<>();
+		Map<String, SharedKindsScenario.Result> semaphores = new LinkedHashMap<>();
 		try (RedisServerProcess redis = RedisServerProcess.start()) {
 			// -Dbench.only=distlock,naive narrows a run to some libraries (e.g. under a profiler).
 			String only = System.getProperty("bench.only", "");
@@ -174,6 +177,9 @@ public final class LockBenchmarks {
 			}
 			if (selected.test("zookeeper")) {
 				zooKeeper(redis, warmup, duration, zkUncontended, zkContended, zkEnsemble);
+			}
+			if (selected.test("read-mostly") || selected.test("semaphore")) {
+				sharedKinds(redis, warmup, duration, selected, readMostly, semaphores);
 			}
 			for (Contender contender : contenders) {
 				if (selected.test("memory")) {
@@ -278,6 +284,7 @@ public final class LockBenchmarks {
 			report.add("7c, a 3-server ensemble: 2 threads, a key each, lock()+unlock() pairs");
 			pairTable(report, zkEnsemble);
 		}
+		sharedKindsReport(report, readMostly, semaphores);
 		report.add("Scenario 5, memory after " + names + " distinct names taken and released once each (8 threads, client open)");
 		report.add(String.format(Locale.ROOT, "%-14s %12s %14s %10s %10s", "library", "heap +KiB", "redis +KiB", "keys left",
 				"names/s"));
@@ -344,6 +351,81 @@ public final class LockBenchmarks {
 				result.opsPerSecond, micros(result.handoff, 50), micros(result.handoff, 99), micros(result.pair, 99),
 				result.fairness)));
 		report.add("");
+	}
+
+	/**
+	 * Scenarios 11 and 12: the read-write lock against Redisson's {@code RReadWriteLock} and Curator's
+	 * {@code InterProcessReadWriteLock}, the semaphore against Redisson's {@code RPermitExpirableSemaphore}
+	 * and Curator's {@code InterProcessSemaphoreV2}. A reader inside with a writer, or more holders
+	 * than permits, fails the run for distlock (and is reported for the others).
+	 */
+	private static void sharedKinds(RedisServerProcess redis, Duration warmup, Duration duration,
+			java.util.function.Predicate<String> selected, Map<String, SharedKindsScenario.Result> readMostly,
+			Map<String, SharedKindsScenario.Result> semaphores) throws Exception {
+		try (TestingServer zooKeeper = new TestingServer(ZooKeeperContenders.spec(-1), true)) {
+			for (SharedKindsScenario.Library library : SharedKindsScenario.libraries(redis.host(), redis.port(),
+					zooKeeper.getConnectString())) {
+				if (selected.test("read-mostly")) {
+					readMostly.put(library.name(), SharedKindsScenario.readMostly(library, warmup, duration));
+					redis.command("FLUSHALL");
+				}
+				if (selected.test("semaphore")) {
+					semaphores.put(library.name(), SharedKindsScenario.semaphore(library, warmup, duration));
+					redis.command("FLUSHALL");
+				}
+			}
+		}
+		for (Map<String, SharedKindsScenario.Result> results : List.of(readMostly, semaphores)) {
+			SharedKindsScenario.Result ours = results.get("distlock");
+			if (ours != null && ours.violations() > 0) {
+				throw new IllegalStateException("distlock let holders in together " + ours.violations() + " times");
+			}
+		}
+	}
+
+	private static void sharedKindsReport(List<String> report, Map<String, SharedKindsScenario.Result> readMostly,
+			Map<String, SharedKindsScenario.Result> semaphores) {
+		if (!readMostly.isEmpty()) {
+			report.add("Scenario 11, read-mostly: " + SharedKindsScenario.READERS + " readers and "
+					+ SharedKindsScenario.WRITERS + " writer (pausing " + SharedKindsScenario.WRITER_PAUSE_MILLIS
+					+ " ms between writes) over " + SharedKindsScenario.CLIENTS
+					+ " clients on one read-write lock, readers inside " + SharedKindsScenario.HOLD_MILLIS
+					+ " ms; distlock and Redisson on Redis, Curator on ZooKeeper");
+			sharedKindsResults(report, "read-mostly", "mostReaders", "writerWait", readMostly);
+		}
+		if (!semaphores.isEmpty()) {
+			report.add("Scenario 12, semaphore: " + SharedKindsScenario.SEMAPHORE_THREADS + " threads over "
+					+ SharedKindsScenario.CLIENTS + " clients on one semaphore of " + SharedKindsScenario.PERMITS
+					+ " permits, acquire, " + SharedKindsScenario.HOLD_MILLIS + " ms inside, release");
+			sharedKindsResults(report, "semaphore", "mostHolders", "wait", semaphores);
+		}
+	}
+
+	private static void sharedKindsResults(List<String> report, String scenario, String inside, String wait,
+			Map<String, SharedKindsScenario.Result> results) {
+		results.forEach((name, result) -> report.add(String.format(Locale.ROOT,
+				"RESULT scenario=%s lib=%s acqPerSec=%.0f %sP50us=%d %sP99us=%d %s=%d violations=%d%s", scenario, name,
+				result.opsPerSecond(), wait, result.waits().getValueAtPercentile(50), wait,
+				result.waits().getValueAtPercentile(99), inside, result.mostInside(), result.violations(),
+				scenario.equals("read-mostly") ? String.format(Locale.ROOT, " writesPerSec=%.1f", result.writesPerSecond())
+						: "")));
+		SharedKindsScenario.Result ours = results.get("distlock");
+		if (ours == null) {
+			return;
+		}
+		results.forEach((name, peer) -> {
+			if (!name.equals("distlock") && peer.waits().getTotalCount() == 0) {
+				report.add(String.format(Locale.ROOT, "RATIO scenario=%s distlock/%s throughput=%.2f %sP99=n/a (%s: no "
+						+ "acquisition in the window, starved)", scenario, name,
+						ours.opsPerSecond() / Math.max(1e-9, peer.opsPerSecond()), wait, name));
+			}
+			else if (!name.equals("distlock")) {
+				double waitRatio = (double) ours.waits().getValueAtPercentile(99)
+						/ Math.max(1, peer.waits().getValueAtPercentile(99));
+				report.add(String.format(Locale.ROOT, "RATIO scenario=%s distlock/%s throughput=%.2f %sP99=%.2f",
+						scenario, name, ours.opsPerSecond() / Math.max(1e-9, peer.opsPerSecond()), wait, waitRatio));
+			}
+		});
 	}
 
 	private static void contendedResults(List<String> report, String scenario, Map<String, Result> results) {
