@@ -78,8 +78,8 @@ public final class RedisLockBackend implements LockBackend {
 		this.subscriber = new RedisReleaseSubscriber(connectionFactory, this.calls.keys().anchorChannel());
 		this.diagnostics = new RedisDiagnostics(this.calls.template(), this.calls.description());
 		this.renewals = new RedisRenewals(this.calls);
-		this.kinds = Collections.unmodifiableSet((this.calls.keys().cluster() || this.calls.acknowledgedByReplicas())
-				? EnumSet.of(HoldKind.EXCLUSIVE) : EnumSet.allOf(HoldKind.class));
+		this.kinds = Collections.unmodifiableSet(this.calls.acknowledgedByReplicas() ? EnumSet.of(HoldKind.EXCLUSIVE)
+				: EnumSet.allOf(HoldKind.class));
 	}
 
 	/** @return the scripts' calls, which {@link RedisNode} makes for Redlock */
