@@ -10,7 +10,8 @@ import io.distlock.testing.RedisClusterExtension;
 
 /**
  * The contract suite, unchanged, against a local Redis Cluster of three masters configured the
- * Spring way ({@code RedisClusterConfiguration}).
+ * Spring way ({@code RedisClusterConfiguration}), with the read-write lock and semaphore suites. A
+ * restart of the cluster loses its data, so the suites' lost-hold tests run here too.
  */
 class RedisClusterLockRegistryContractTest extends RedisLockRegistryContract
 		implements ReadWriteLockContract, SemaphoreContract {
