@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -242,6 +243,7 @@ class RedisClusterLockTest {
 		RedisLockBackend backend = new RedisLockBackend(this.clients.connectionFactory(), "distlock");
 		List<AutoCloseable> subscriptions = new ArrayList<>();
 		try {
+			assertThat(backend.supportedKinds()).isEqualTo(EnumSet.allOf(HoldKind.class));
 			for (String name : List.of("}brace", "}")) {
 				for (HoldKind.Family family : List.of(HoldKind.Family.READ_WRITE, HoldKind.Family.SEMAPHORE)) {
 					RedisKeys.SharedKeys keys = backend.calls().keys().shared(family, name);
