@@ -24,8 +24,9 @@ import io.distlock.core.ReleaseRequest;
  * {@link RedisReleaseSubscriber} listens for releases and {@link RedisDiagnostics} explains failures.
  *
  * <p>Read-write locks and semaphores (one state hash per lock with a field per holder, see
- * {@code shared-common.lua}) are kept on a single server or a Sentinel-managed master without
- * replica acknowledgement; see {@link #supportedKinds()}.
+ * {@code shared-common.lua}) are kept on every topology without replica acknowledgement; see
+ * {@link #supportedKinds()}. On a Cluster all keys of one of them share its state hash's slot (see
+ * {@link RedisKeys#shared}), and its release channel is published cluster-wide like a lock's.
  */
 public final class RedisLockBackend implements LockBackend {
 
@@ -78,8 +79,8 @@ public final class RedisLockBackend implements LockBackend {
 		this.subscriber = new RedisReleaseSubscriber(connectionFactory, this.calls.keys().anchorChannel());
 		this.diagnostics = new RedisDiagnostics(this.calls.template(), this.calls.description());
 		this.renewals = new RedisRenewals(this.calls);
-		this.kinds = Collections.unmodifiableSet((this.calls.keys().cluster() || this.calls.acknowledgedByReplicas())
-				? EnumSet.of(HoldKind.EXCLUSIVE) : EnumSet.allOf(HoldKind.class));
+		this.kinds = Collections.unmodifiableSet(this.calls.acknowledgedByReplicas() ? EnumSet.of(HoldKind.EXCLUSIVE)
+				: EnumSet.allOf(HoldKind.class));
 	}
 
 	/** @return the scripts' calls, which {@link RedisNode} makes for Redlock */
@@ -121,10 +122,10 @@ public final class RedisLockBackend implements LockBackend {
 	}
 
 	/**
-	 * Every kind on a single server or a Sentinel-managed master; exclusive locks only on a Redis
-	 * Cluster (read-write locks and semaphores come there in a later step) and only where replica
-	 * acknowledgement is configured ({@link RedisReplicaAcks} with {@code replica-acks > 0}: the
-	 * shared scripts do not wait for replicas yet).
+	 * Every kind on a single server, a Sentinel-managed master or a Redis Cluster; exclusive locks
+	 * only where replica acknowledgement is configured ({@link RedisReplicaAcks} with
+	 * {@code replica-acks > 0}: the shared scripts do not wait for replicas yet; it is refused on a
+	 * Cluster anyway).
 	 */
 	@Override
 	public Set<HoldKind> supportedKinds() {
@@ -186,7 +187,7 @@ public final class RedisLockBackend implements LockBackend {
 		}
 		if (!this.kinds.contains(kind)) {
 			throw new UnsupportedOperationException(description() + " keeps " + this.kinds + " holds only, not " + kind
-					+ (this.calls.keys().cluster() ? " (Redis Cluster)" : " (replica acknowledgement is configured)"));
+					+ " (replica acknowledgement is configured)");
 		}
 		return kind;
 	}

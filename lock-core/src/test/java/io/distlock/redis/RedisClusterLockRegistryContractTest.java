@@ -4,13 +4,17 @@ import java.time.Duration;
 
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import io.distlock.contract.ReadWriteLockContract;
+import io.distlock.contract.SemaphoreContract;
 import io.distlock.testing.RedisClusterExtension;
 
 /**
  * The contract suite, unchanged, against a local Redis Cluster of three masters configured the
- * Spring way ({@code RedisClusterConfiguration}).
+ * Spring way ({@code RedisClusterConfiguration}), with the read-write lock and semaphore suites. A
+ * restart of the cluster loses its data, so the suites' lost-hold tests run here too.
  */
-class RedisClusterLockRegistryContractTest extends RedisLockRegistryContract {
+class RedisClusterLockRegistryContractTest extends RedisLockRegistryContract
+		implements ReadWriteLockContract, SemaphoreContract {
 
 	@RegisterExtension
 	static final RedisClusterExtension redisCluster = new RedisClusterExtension();

@@ -15,6 +15,7 @@ import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
 
+import io.distlock.HoldKind;
 import io.distlock.InvalidLockSettingException;
 import io.distlock.testing.HostileText;
 
@@ -27,6 +28,9 @@ class RedisKeysProperties {
 	private static final RedisKeys SINGLE = new RedisKeys("distlock", false);
 
 	private static final RedisKeys CLUSTER = new RedisKeys("distlock", true);
+
+	private static final List<HoldKind.Family> SHARED_FAMILIES = List.of(HoldKind.Family.READ_WRITE,
+			HoldKind.Family.SEMAPHORE);
 
 	@Property(tries = 300)
 	void differentNamesHaveDisjointKeys(@ForAll("names") String a, @ForAll("names") String b) {
@@ -66,8 +70,31 @@ class RedisKeysProperties {
 	@Property(tries = 300)
 	void everyKeyOfALockLiesInItsClusterSlot(@ForAll("names") String name) {
 		int slot = CLUSTER.slot(name);
-		for (String key : allKeys(CLUSTER, name)) {
+		Set<String> lockKeys = new LinkedHashSet<>(CLUSTER.scriptKeys(name));
+		lockKeys.addAll(CLUSTER.releaseKeys(name, "client-1:42"));
+		for (String key : lockKeys) {
 			assertThat(ClusterSlotTags.slot(key)).as("slot of '%s', a key of lock '%s'", key, name).isEqualTo(slot);
+		}
+	}
+
+	/**
+	 * A read-write lock's or semaphore's keys all lie in its state hash's slot, the fencing counter
+	 * included (the one of that slot, not of the exclusive lock's), also for a name starting with '}'.
+	 */
+	@Property(tries = 300)
+	void everyKeyOfAReadWriteLockOrSemaphoreLiesInItsStatesClusterSlot(@ForAll("names") String name) {
+		for (HoldKind.Family family : SHARED_FAMILIES) {
+			RedisKeys.SharedKeys shared = CLUSTER.shared(family, name);
+			int slot = ClusterSlotTags.slot(shared.state());
+			assertThat(shared.slot()).isEqualTo(slot);
+			Set<String> keys = new LinkedHashSet<>(shared.acquireKeys());
+			keys.addAll(shared.releaseKeys("client-1:42"));
+			keys.addAll(shared.tokenKeys());
+			for (String key : keys) {
+				assertThat(ClusterSlotTags.slot(key)).as("slot of '%s', a key of the %s '%s'", key, family, name)
+					.isEqualTo(slot);
+			}
+			assertThat(SINGLE.shared(family, name).counter()).isEqualTo("distlock:fencing");
 		}
 	}
 
@@ -151,7 +178,10 @@ class RedisKeysProperties {
 		return Arbitraries.oneOf(HostileText.fragments(), Arbitraries.of("", " ", "\t", "app", "app:locks", "a{b", "a}b"));
 	}
 
-	/** Every key a script of the lock touches: acquire's, release's and the abandon script's. */
+	/**
+	 * Every key a script of the lock, the read-write lock or the semaphore of this name touches:
+	 * acquire's, release's and the abandon script's, and the shared scripts'.
+	 */
 	private static Set<String> allKeys(RedisKeys keys, String name) {
 		Set<String> all = new LinkedHashSet<>(keys.scriptKeys(name));
 		all.addAll(keys.releaseKeys(name, "client-1:42"));
@@ -161,6 +191,14 @@ class RedisKeysProperties {
 		all.remove(keys.fencingCounter(name));
 		all.remove(keys.lastSaveSeen(name));
 		all.remove(keys.replicationIdSeen(name));
+		for (HoldKind.Family family : SHARED_FAMILIES) {
+			RedisKeys.SharedKeys shared = keys.shared(family, name);
+			all.addAll(shared.acquireKeys());
+			all.addAll(shared.releaseKeys("client-1:42"));
+			all.remove(shared.counter());
+			all.remove(shared.lastSaveSeen());
+			all.remove(shared.replicationIdSeen());
+		}
 		return all;
 	}
 
