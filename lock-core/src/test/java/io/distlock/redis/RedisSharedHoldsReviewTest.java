@@ -13,6 +13,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import io.distlock.DistReadWriteLock;
 import io.distlock.HoldKind;
 import io.distlock.core.AcquireRequest;
 import io.distlock.core.LockBackend;
@@ -88,6 +89,27 @@ class RedisSharedHoldsReviewTest {
 			.as("another owner's reader while x:1 was told it writes").isEqualTo(Acquisition.Status.HELD_BY_OTHER);
 		assertThat(backend().isHeldBy("rw", HoldKind.WRITE, "x:1")).as("what x:1 was told it holds").isTrue();
 		assertThat(backend().isHeldBy("rw", HoldKind.READ, "x:1")).as("what x:1 did not ask for").isFalse();
+	}
+
+
+	/**
+	 * readLock().unlockKeepingFor(keep) leaves the read hold in Redis, unrenewed, for keep; the engine
+	 * no longer counts it (getHoldCount() is 0), so its own upgrade check passes. acquire-shared.lua
+	 * then finds the owner's 'r:' field and refuses the write as an upgrade (-3): the thread gets
+	 * LockUpgradeException saying it holds the read lock, however long it would wait, instead of
+	 * waiting for the kept read to end as it would for any other reader's. (The same happens for
+	 * up to QUEUE_PLACE after a read attempt's leave that did not land left a granted hold behind.)
+	 */
+	@Test
+	void aReadHoldKeptAfterUnlockIsWaitedForNotRefusedAsAnUpgrade() throws Exception {
+		RedisLockRegistry registry = this.clients.registry(Duration.ofSeconds(30));
+		DistReadWriteLock rw = registry.getReadWriteLock("rw");
+		rw.readLock().lock();
+		rw.readLock().unlockKeepingFor(Duration.ofMillis(1500));
+		assertThat(rw.readLock().getHoldCount()).isZero();
+
+		assertThat(rw.writeLock().tryLock(Duration.ofSeconds(10), null)).as("once the kept read ends").isTrue();
+		rw.writeLock().unlock();
 	}
 
 }
