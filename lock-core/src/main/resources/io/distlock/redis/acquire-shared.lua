@@ -91,7 +91,7 @@ if kind == 'p' then
 end
 -- Queued owners go first (this one among them, if its turn has come).
 if redis.call('llen', q) > 0 then
-  if admit(h, q, e, now, time, owner, lease, attempt, place, grantPrefix, grace) then
+  if admit(h, q, e, now, time, owner, lease, attempt, place, grantPrefix, grace, kind) then
     return {1, -2}
   end
 end

@@ -148,8 +148,10 @@ end
 -- it) and a lease of at most 'place' ms until its owner takes it up, and is announced on its
 -- owner's client channel: one message per grant, so several readers of one client are woken at
 -- once, each by its ticket. 'self' (the calling owner, or nil) is not announced but taken for its
--- own lease. Returns whether self was taken and how many others were granted.
-local function admit(h, q, e, now, time, self, selfLease, selfAttempt, place, grantPrefix, grace)
+-- own lease, and for the kind it asks for now (selfKind): its entry may be left from an earlier
+-- attempt of another kind whose leave never landed. Returns whether self was taken and how many
+-- others were granted.
+local function admit(h, q, e, now, time, self, selfLease, selfAttempt, place, grantPrefix, grace, selfKind)
   local selfTaken, granted = false, 0
   while true do
     local head = redis.call('lindex', q, 0)
@@ -157,6 +159,9 @@ local function admit(h, q, e, now, time, self, selfLease, selfAttempt, place, gr
       break
     end
     local deadline, lease, kind, attempt = string.match(redis.call('hget', e, head) or '', '^(%d+):(%d+):([rwp]):(.*)$')
+    if head == self and selfKind then
+      kind = selfKind
+    end
     if not deadline or tonumber(deadline) < now then
       redis.call('lpop', q)
       redis.call('hdel', e, head)
