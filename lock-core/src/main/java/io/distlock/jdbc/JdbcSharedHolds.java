@@ -163,9 +163,8 @@ final class JdbcSharedHolds {
 		if (request.heldCount() > 0) {
 			return Acquisition.lost();
 		}
-		if (request.kind() == HoldKind.WRITE && find(live, holder(HoldKind.READ, request.owner())) != null) {
-			return Acquisition.upgradeRefused();
-		}
+		// A write asked by an owner with a read row of its own is no upgrade (the engine refuses those before
+		// asking): that read hold is kept after its unlock, and is waited for like any reader's.
 		boolean admitted = switch (request.kind()) {
 			case WRITE -> live.isEmpty();
 			// A downgrade enters at once; otherwise no writer inside and none waiting but this owner.

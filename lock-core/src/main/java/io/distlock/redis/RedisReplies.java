@@ -33,16 +33,13 @@ final class RedisReplies {
 	}
 
 	/**
-	 * Reads {@code acquire-shared.lua}'s reply: {@link #acquisition}'s, and two refusals that queue
-	 * nothing: {@code -2} the semaphore has other permits (carried), {@code -3} an upgrade.
+	 * Reads {@code acquire-shared.lua}'s reply: {@link #acquisition}'s, and a refusal that queues
+	 * nothing: {@code -2}, the semaphore has other permits (carried).
 	 */
 	static Acquisition sharedAcquisition(List<?> reply, String name, Duration lease, String attempt) {
 		long status = number(reply, 0, name);
 		if (status == -2) {
 			return Acquisition.permitsDiffer((int) number(reply, 1, name));
-		}
-		if (status == -3) {
-			return Acquisition.upgradeRefused();
 		}
 		return acquisition(reply, name, lease, attempt);
 	}

@@ -21,9 +21,8 @@
 --          {0, ms, last token} not acquired, worth asking again within ms (queued if ARGV[5] > 0),
 --          or {0, ms, last token, 1}: the server serves its restart grace, which ends in ms;
 --          {-1, 0} the owner believed it held this kind but its hold is gone (lost);
---          {-2, permits} the semaphore exists with other permits than ARGV[7] (nothing changed);
---          {-3, 0} a read holder asked for the write lock: an upgrade, refused at once (two readers
---          upgrading would wait for each other for ever); nothing changed.
+--          {-2, permits} the semaphore exists with other permits than ARGV[7] (nothing changed).
+-- An upgrade (a read holder asking for the write lock) never gets here: the engine refuses it.
 -- Counts are set from ARGV[3], never incremented, so a copy re-sent after a reconnect counts once.
 local h, counter, q, e = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local owner, lease, held, attempt = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
@@ -77,9 +76,9 @@ end
 if held > 0 then
   return {-1, 0}
 end
-if kind == 'w' and redis.call('hexists', h, 'r:' .. owner) == 1 then
-  return {-3, 0}
-end
+-- A write asked by an owner with a read hold of its own is no upgrade the engine let through (it
+-- refuses those before asking): that read hold is one it no longer knows, kept by unlockKeepingFor
+-- or handed to an attempt that gave up. It is waited for like any reader's, and it lapses.
 if kind == 'r' and redis.call('hget', h, ':writer') == owner then
   -- Downgrade: the writer reads without waiting; waiters stay behind its read hold. Its write
   -- hold kept the state, so no grace is served.

@@ -310,6 +310,22 @@ public interface ReadWriteLockContract extends ContractFixture {
 	}
 
 	@Test
+	default void aReadHoldKeptAfterUnlockIsWaitedForByTheSameThreadsWriter() throws Exception {
+		LockRegistry client = contractClient();
+		Assumptions.assumeTrue(client.canKeepAfterUnlock(), "holds of this backend cannot be kept after unlock");
+		DistReadWriteLock lock = client.getReadWriteLock("rw-kept-read");
+		lock.readLock().lock();
+		lock.readLock().unlockKeepingFor(Duration.ofMillis(1500));
+		assertThat(lock.readLock().getHoldCount()).isZero();
+		long start = System.nanoTime();
+		// The thread holds nothing: this is no upgrade, and the kept read hold is waited for like another's.
+		assertThat(lock.writeLock().tryLock(Duration.ofSeconds(10))).as("once the kept read hold ended").isTrue();
+		assertThat(Duration.ofNanos(System.nanoTime() - start)).as("waited for the kept read hold")
+			.isGreaterThanOrEqualTo(Duration.ofSeconds(1));
+		lock.writeLock().unlock();
+	}
+
+	@Test
 	default void aDowngradedWriterKeepsAQueuedWriterOutUntilItsReadHoldEnds() throws Exception {
 		String name = "rw-downgrade";
 		DistReadWriteLock lock = contractClient().getReadWriteLock(name);
