@@ -295,6 +295,32 @@ class RedisSharedHoldsBackendTest {
 		assertThat(backend().isHeldBy("rw", HoldKind.WRITE, "a:1")).as("granted once the read hold ended").isTrue();
 	}
 
+	/**
+	 * An owner's queue place outlives the attempt that took it when the attempt's leave does not land
+	 * (a place lapses by itself). Here the reader's place is at the head once the writer ahead of it is
+	 * gone by its lease (no script admitted anyone then), and the owner's write acquisition finds its
+	 * own entry at the head: it must be admitted as the writer it asks to be, not as the reader its
+	 * old entry says (it was told it writes while another reader entered).
+	 */
+	@Test
+	void anOwnersLeftoverReadPlaceDoesNotTurnItsWriteAcquisitionIntoARead() {
+		assertThat(acquire("rw", HoldKind.WRITE, "w:1", 0, NO_WAIT, "w1", Duration.ofMillis(1000), 0).status())
+			.isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(acquire("rw", HoldKind.READ, "x:1", 0, LockBackend.QUEUE_PLACE, "r1").status())
+			.as("the reader queues behind the writer").isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		// The reader's attempt gives up; its leave never lands. The writer's holder crashes: its lease ends.
+		await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(50))
+			.until(() -> backend().remainingLease("rw", HoldKind.WRITE).isZero());
+
+		Acquisition write = acquire("rw", HoldKind.WRITE, "x:1", 0, LockBackend.QUEUE_PLACE, "w2");
+
+		assertThat(write.status()).isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(acquire("rw", HoldKind.READ, "r:1", 0, NO_WAIT, "r2").status())
+			.as("another owner's reader while x:1 writes").isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		assertThat(backend().isHeldBy("rw", HoldKind.WRITE, "x:1")).as("what x:1 was told it holds").isTrue();
+		assertThat(backend().isHeldBy("rw", HoldKind.READ, "x:1")).as("what x:1 did not ask for").isFalse();
+	}
+
 	@Test
 	void releasesNameTheirHoldAndARepeatedReleaseIsRecognised() {
 		Acquisition read = acquire("rw", HoldKind.READ, "a:1", 0, NO_WAIT, "r1");
