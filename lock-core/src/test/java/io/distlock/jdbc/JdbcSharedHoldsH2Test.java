@@ -5,7 +5,7 @@ class JdbcSharedHoldsH2Test extends JdbcSharedHoldsRaces {
 
 	@Override
 	protected String jdbcUrl() {
-		return "jdbc:h2:mem:shared-races;DB_CLOSE_DELAY=-1;LOCK_TIMEOUT=3000";
+		return "jdbc:h2:mem:shared-races;DB_CLOSE_DELAY=-1;LOCK_TIMEOUT=10000";
 	}
 
 }

@@ -18,7 +18,7 @@ class JdbcSharedHoldsMariaDbTest extends JdbcSharedHoldsRaces {
 	/** A lock wait that cannot end (the test's own thread holds the lock) fails in seconds, not minutes. */
 	@Override
 	protected String shortLockWait() {
-		return "SET SESSION innodb_lock_wait_timeout = 3";
+		return "SET SESSION innodb_lock_wait_timeout = 10";
 	}
 
 }
