@@ -118,7 +118,7 @@ final class JdbcSharedHolds {
 				}
 				// No anchor yet: made apart, so that no transaction locks the gap where it will be (two
 				// first acquisitions deadlocked that way on InnoDB) and PostgreSQL's duplicate-key error
-				// aborts nothing of ours; a release may delete it again before the next look.
+				// aborts nothing else; a release may delete it again before the next look.
 				insertAnchor(space, request.name(), request.permits());
 			}
 			catch (PessimisticLockingFailureException conflict) {
@@ -334,16 +334,19 @@ final class JdbcSharedHolds {
 		return live;
 	}
 
-	/** With no holder left and no writer waiting, the anchor goes (a semaphore forgets its permits). */
+	/**
+	 * With no holder left and no writer waiting, the anchor goes (a semaphore forgets its permits). The
+	 * holders are read with a lock, as an acquisition reads them: a renewal in flight is waited for, and
+	 * a hold it extends is not taken for expired and deleted.
+	 */
 	private void forgetIfIdle(String space, String name, Map<String, Object> anchor, long now) {
 		boolean intentLives = anchor.get("waiting") != null && number(anchor, "expires_at") > now;
 		if (intentLives) {
 			return;
 		}
-		Integer holders = this.jdbc.queryForObject("SELECT COUNT(*) FROM " + this.table + " WHERE lock_space = ? AND "
-				+ "lock_name = ? AND holder <> ? AND expires_at > ?", Integer.class, space, name, ANCHOR, now);
-		if (holders != null && holders == 0) {
-			this.jdbc.update("DELETE FROM " + this.table + " WHERE lock_space = ? AND lock_name = ?", space, name);
+		if (liveHolders(space, name, now).isEmpty()) {
+			this.jdbc.update("DELETE FROM " + this.table + " WHERE lock_space = ? AND lock_name = ? AND holder = ?", space,
+					name, ANCHOR);
 		}
 	}
 
@@ -352,10 +355,16 @@ final class JdbcSharedHolds {
 				+ "lock_name = ? AND holder = ?", space, name, ANCHOR);
 	}
 
+	/**
+	 * In a transaction of its own, not on the caller's connection: inside the caller's transaction the
+	 * anchor would be locked until that one ends (the acquisition's own transaction then waits for it)
+	 * and undone by its rollback, and on PostgreSQL a duplicate key would abort it.
+	 */
 	private void insertAnchor(String space, String name, int permits) {
 		try {
-			this.jdbc.update("INSERT INTO " + this.table + " (lock_space, lock_name, holder, hold_count, fencing_token, "
-					+ "expires_at, permits, waiting) VALUES (?, ?, ?, 0, 0, 0, ?, NULL)", space, name, ANCHOR, permits);
+			this.transactions.executeWithoutResult(status -> this.jdbc.update("INSERT INTO " + this.table
+					+ " (lock_space, lock_name, holder, hold_count, fencing_token, expires_at, permits, waiting) VALUES (?, ?, "
+					+ "?, 0, 0, 0, ?, NULL)", space, name, ANCHOR, permits));
 		}
 		catch (DuplicateKeyException made) {
 			// Another client made it first: it is there to be locked.
