@@ -45,6 +45,9 @@ final class JdbcSharedHolds {
 	/** How often a transaction that a concurrent one rolled back (a deadlock victim) is tried in all. */
 	private static final int ATTEMPTS = 4;
 
+	/** How often an anchor is made for one acquisition before it gives up (each is deleted only by an idle release). */
+	private static final int MAX_ANCHORS_MADE = 16;
+
 	/** How long a missing shared table is believed missing before it is looked for again. */
 	private static final long RECHECK_MILLIS = 60_000;
 
@@ -110,11 +113,17 @@ final class JdbcSharedHolds {
 
 	Acquisition acquire(AcquireRequest request) {
 		String space = space(request.kind());
-		for (int attempt = 1;; attempt++) {
+		int conflicts = 0;
+		for (int made = 0;; made++) {
 			try {
 				Acquisition result = this.transactions.execute(status -> acquireUnderAnchor(space, request));
 				if (result != null) {
 					return result;
+				}
+				if (made == MAX_ANCHORS_MADE) {
+					// Only a release that finds the lock idle deletes the anchor: never this often in a row.
+					throw new IllegalStateException("The anchor row of " + request.kind().describe(request.name())
+							+ " in " + this.table + " was deleted " + made + " times in a row before it could be locked");
 				}
 				// No anchor yet: made apart, so that no transaction locks the gap where it will be (two
 				// first acquisitions deadlocked that way on InnoDB) and PostgreSQL's duplicate-key error
@@ -122,7 +131,7 @@ final class JdbcSharedHolds {
 				insertAnchor(space, request.name(), request.permits());
 			}
 			catch (PessimisticLockingFailureException conflict) {
-				if (attempt == ATTEMPTS) {
+				if (++conflicts == ATTEMPTS) {
 					throw conflict;
 				}
 			}
@@ -237,6 +246,20 @@ final class JdbcSharedHolds {
 			return;
 		}
 		String space = space(kind);
+		for (int attempt = 1;; attempt++) {
+			try {
+				leaveUnderAnchor(space, name, owner);
+				return;
+			}
+			catch (PessimisticLockingFailureException conflict) {
+				if (attempt == ATTEMPTS) {
+					throw conflict;
+				}
+			}
+		}
+	}
+
+	private void leaveUnderAnchor(String space, String name, String owner) {
 		this.transactions.executeWithoutResult(status -> {
 			List<Map<String, Object>> anchors = this.jdbc.queryForList("SELECT waiting, expires_at FROM " + this.table
 					+ " WHERE lock_space = ? AND lock_name = ? AND holder = ? FOR UPDATE", space, name, ANCHOR);
