@@ -57,6 +57,10 @@ import io.distlock.zookeeper.ZooKeeperHolds.Held;
  * expired, or Curator gave it up after the session timeout) every hold counts as lost: renewals
  * answer {@code false} and releases {@link Release#NOT_HELD}, so owners are told.
  *
+ * <p><b>Read-write locks and semaphores</b> do queue: their holds are sequential nodes in line under
+ * a parent per lock, and the node is the waiter's place ({@link ZooKeeperSharedHolds}); leases,
+ * renewals, releases and the session's loss treat their nodes as those of exclusive locks.
+ *
  * <p>The work is done by one package-private part per concern (acquiring, deleting nodes, leases,
  * renewing, release notices), which this class wires.
  */
@@ -130,7 +134,8 @@ public final class ZooKeeperLockBackend implements LockBackend {
 	// Acquiring
 
 	/**
-	 * Acquires by creating the node; nothing is queued. A create takes up only the node it made
+	 * Acquires an exclusive lock by creating the node; nothing is queued (read, write and permit
+	 * holds: {@link ZooKeeperSharedHolds#acquire}). A create takes up only the node it made
 	 * itself, known by the nonce it stores; any other node of this owner in this session is stale,
 	 * and is deleted before the create is sent again.
 	 */

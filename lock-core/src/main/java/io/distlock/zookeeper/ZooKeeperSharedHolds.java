@@ -250,6 +250,11 @@ final class ZooKeeperSharedHolds {
 			if (place == null) {
 				place = create(parent, key, prefix, request, session);
 				if (place.session() != session) {
+					// The session changed while the create was on its way: its node goes with the old one.
+					this.places.remove(key, place);
+					if (tries >= MAX_TRIES) {
+						return Acquisition.heldByOther(LATE_LOOK_RETRY);
+					}
 					continue;
 				}
 			}
