@@ -47,11 +47,12 @@ record LockAttribute(Method method, String description, String name, List<Expres
 	String unsupportedBy(LockRegistry locks) {
 		if (this.mode != LockMode.EXCLUSIVE && !locks.offersReadWriteLocks()) {
 			return "mode = " + this.mode + " takes a read-write lock, which " + locks.getClass().getSimpleName()
-					+ " does not offer; read-write locks need a distlock registry on single Redis or Sentinel";
+					+ " does not offer; read-write locks need a distlock registry on single Redis or Sentinel, the table lock"
+					+ " or ZooKeeper";
 		}
 		if (semaphore() && !locks.offersSemaphores()) {
 			return "permits = " + this.permits + " takes a semaphore's permit, which " + locks.getClass().getSimpleName()
-					+ " does not offer; semaphores need a distlock registry on single Redis or Sentinel";
+					+ " does not offer; semaphores need a distlock registry on single Redis or Sentinel, the table lock or ZooKeeper";
 		}
 		return null;
 	}

@@ -153,7 +153,7 @@ final class LockEngine implements LockRegistry, AutoCloseable {
 		if (!offersReadWriteLocks()) {
 			throw new UnsupportedOperationException(this.backend.description() + " keeps exclusive locks only (it keeps "
 					+ this.backend.supportedKinds() + " holds); read-write locks need a distlock registry on single Redis "
-					+ "or Sentinel (Redis Cluster, the table lock and ZooKeeper are to follow; Redlock will not: its "
+					+ "or Sentinel, the table lock or ZooKeeper (Redis Cluster is to follow; Redlock will not: its "
 					+ "independent masters cannot keep one fair queue)");
 		}
 		return new EngineReadWriteLock(this, requireName(name));
@@ -164,7 +164,7 @@ final class LockEngine implements LockRegistry, AutoCloseable {
 		if (!offersSemaphores()) {
 			throw new UnsupportedOperationException(this.backend.description() + " keeps exclusive locks only (it keeps "
 					+ this.backend.supportedKinds() + " holds); semaphores need a distlock registry on single Redis "
-					+ "or Sentinel (Redis Cluster, the table lock and ZooKeeper are to follow; Redlock will not: a "
+					+ "or Sentinel, the table lock or ZooKeeper (Redis Cluster is to follow; Redlock will not: a "
 					+ "majority of independent masters can admit more holders than permits)");
 		}
 		String checked = requireName(name);
