@@ -97,7 +97,7 @@ public interface LockRegistry {
 	 */
 	default DistReadWriteLock getReadWriteLock(String name) {
 		throw new UnsupportedOperationException(getClass().getName() + " keeps exclusive locks only; read-write "
-				+ "locks need a distlock registry on single Redis, Sentinel, Redis Cluster or the table lock");
+				+ "locks need a distlock registry on Redis, the table lock or ZooKeeper");
 	}
 
 	/**
@@ -112,7 +112,7 @@ public interface LockRegistry {
 	 */
 	default DistSemaphore getSemaphore(String name, int permits) {
 		throw new UnsupportedOperationException(getClass().getName() + " keeps exclusive locks only; semaphores "
-				+ "need a distlock registry on single Redis, Sentinel, Redis Cluster or the table lock");
+				+ "need a distlock registry on Redis, the table lock or ZooKeeper");
 	}
 
 	/** @return whether {@link #getReadWriteLock(String)} works on this registry */

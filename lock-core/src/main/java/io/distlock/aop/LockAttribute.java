@@ -47,13 +47,13 @@ record LockAttribute(Method method, String description, String name, List<Expres
 	String unsupportedBy(LockRegistry locks) {
 		if (this.mode != LockMode.EXCLUSIVE && !locks.offersReadWriteLocks()) {
 			return "mode = " + this.mode + " takes a read-write lock, which " + locks.getClass().getSimpleName()
-					+ " does not offer; read-write locks need a distlock registry on single Redis, Sentinel or Redis Cluster, or "
-					+ "the table lock with its <table>_shared table";
+					+ " does not offer; read-write locks need a distlock registry on Redis (single, Sentinel or Cluster), "
+					+ "the table lock or ZooKeeper";
 		}
 		if (semaphore() && !locks.offersSemaphores()) {
 			return "permits = " + this.permits + " takes a semaphore's permit, which " + locks.getClass().getSimpleName()
-					+ " does not offer; semaphores need a distlock registry on single Redis, Sentinel or Redis Cluster, or the "
-					+ "table lock with its <table>_shared table";
+					+ " does not offer; semaphores need a distlock registry on Redis (single, Sentinel or Cluster), the "
+					+ "table lock or ZooKeeper";
 		}
 		return null;
 	}

@@ -152,9 +152,9 @@ final class LockEngine implements LockRegistry, AutoCloseable {
 	public DistReadWriteLock getReadWriteLock(String name) {
 		if (!offersReadWriteLocks()) {
 			throw new UnsupportedOperationException(this.backend.description() + " keeps exclusive locks only (it keeps "
-					+ this.backend.supportedKinds() + " holds); read-write locks need a distlock registry on single Redis, "
-					+ "Sentinel or Redis Cluster (without replica acknowledgement), or the table lock with its <table>_shared "
-					+ "table (ZooKeeper is to follow; Redlock will not: its independent masters cannot keep one fair queue)");
+					+ this.backend.supportedKinds() + " holds); read-write locks need a distlock registry on Redis (single, "
+					+ "Sentinel or Cluster, without replica acknowledgement), the table lock with its <table>_shared table, "
+					+ "or ZooKeeper (Redlock will not: its independent masters cannot keep one fair queue)");
 		}
 		return new EngineReadWriteLock(this, requireName(name));
 	}
@@ -163,10 +163,10 @@ final class LockEngine implements LockRegistry, AutoCloseable {
 	public DistSemaphore getSemaphore(String name, int permits) {
 		if (!offersSemaphores()) {
 			throw new UnsupportedOperationException(this.backend.description() + " keeps exclusive locks only (it keeps "
-					+ this.backend.supportedKinds() + " holds); semaphores need a distlock registry on single Redis, "
-					+ "Sentinel or Redis Cluster (without replica acknowledgement), or the table lock with its <table>_shared "
-					+ "table (ZooKeeper is to follow; Redlock will not: a majority of independent masters can admit more "
-					+ "holders than permits)");
+					+ this.backend.supportedKinds() + " holds); semaphores need a distlock registry on Redis (single, "
+					+ "Sentinel or Cluster, without replica acknowledgement), the table lock with its <table>_shared table, "
+					+ "or ZooKeeper (Redlock will not: a majority of independent masters can admit more holders than "
+					+ "permits)");
 		}
 		String checked = requireName(name);
 		if (permits < 1) {

@@ -42,6 +42,9 @@ final class ZooKeeperDeletions {
 	/** Creates whose answer never came; their nodes, if they landed, are deleted (retried on reconnection). */
 	private final Set<Leftover> leftovers = ConcurrentHashMap.newKeySet();
 
+	/** Queue places (read, write and permit nodes) that could not be deleted yet; retried on reconnection. */
+	private final Set<Removal> removals = ConcurrentHashMap.newKeySet();
+
 	ZooKeeperDeletions(ZooKeeperConnection connection, ZooKeeperHolds holds) {
 		this.connection = connection;
 		this.holds = holds;
@@ -62,7 +65,11 @@ final class ZooKeeperDeletions {
 	 * loss until {@code within} (by default {@link #DEFAULT_CALL_WAIT}) has passed.
 	 */
 	Release release(String name, String owner, int heldCount, Duration within) {
-		Held hold = this.holds.get(name);
+		return release(this.holds.get(name), owner, heldCount, within);
+	}
+
+	/** As {@link #release(String, String, int, Duration)}, for the hold found (of any kind), or {@code null}. */
+	Release release(Held hold, String owner, int heldCount, Duration within) {
 		if (hold == null || !hold.owner.equals(owner)) {
 			return Release.NOT_HELD;
 		}
@@ -76,7 +83,7 @@ final class ZooKeeperDeletions {
 		}
 		synchronized (hold) {
 			if (hold.gone) {
-				this.holds.remove(name, hold);
+				this.holds.remove(hold);
 				return Release.NOT_HELD;
 			}
 			hold.releasing = true;
@@ -235,6 +242,36 @@ final class ZooKeeperDeletions {
 		return deleteNode(zk, path, stat.getCzxid());
 	}
 
+	/** Deletes what it stands for; answers whether that is done (a busy node is another deleter's). */
+	interface Removal {
+
+		boolean run() throws Exception;
+
+	}
+
+	/**
+	 * Runs {@code removal} on the lease thread, and again on reconnection until it is done (or the
+	 * session is lost, which deletes the session's nodes anyway).
+	 */
+	void removeLater(Removal removal) {
+		this.removals.add(removal);
+		this.holds.inBackground(() -> runRemoval(removal));
+	}
+
+	private void runRemoval(Removal removal) {
+		try {
+			if (removal.run()) {
+				this.removals.remove(removal);
+			}
+		}
+		catch (KeeperException.SessionExpiredException gone) {
+			this.removals.remove(removal);
+		}
+		catch (Exception ex) {
+			log.debug("Could not delete a queue place: {}", ex.toString());
+		}
+	}
+
 	/**
 	 * Drops what was to be retried: the lost session's nodes are left to the ensemble, which deletes
 	 * them with the session.
@@ -242,6 +279,7 @@ final class ZooKeeperDeletions {
 	void sessionLost() {
 		this.undeleted.clear();
 		this.leftovers.clear();
+		this.removals.clear();
 	}
 
 	/** Tries again what could not be deleted while the connection was down. */
@@ -252,6 +290,9 @@ final class ZooKeeperDeletions {
 		}
 		for (Leftover leftover : List.copyOf(this.leftovers)) {
 			removeLeftover(leftover);
+		}
+		for (Removal removal : List.copyOf(this.removals)) {
+			runRemoval(removal);
 		}
 	}
 

@@ -14,6 +14,7 @@ import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import io.distlock.HoldKind;
 import io.distlock.core.LockBackend.HoldRef;
 
 /**
@@ -25,8 +26,11 @@ final class ZooKeeperHolds {
 	// Under the backend's name, which is the one users set levels for.
 	private static final Logger log = LoggerFactory.getLogger(ZooKeeperLockBackend.class);
 
-	/** This client's holds, one per lock name at most (the znode is unique per name). */
+	/** This client's exclusive holds, one per lock name at most (the znode is unique per name). */
 	private final ConcurrentHashMap<String, Held> holds = new ConcurrentHashMap<>();
+
+	/** This client's read, write and permit holds: one per lock name, kind and owner. */
+	private final ConcurrentHashMap<SharedKey, Held> shared = new ConcurrentHashMap<>();
 
 	/** Runs lease expiries: one thread for all holds. */
 	private final ScheduledThreadPoolExecutor leases;
@@ -50,18 +54,47 @@ final class ZooKeeperHolds {
 		this.leases.setRemoveOnCancelPolicy(true);
 	}
 
+	/** @return the exclusive hold of the lock, if this client has it */
 	Held get(String name) {
 		return this.holds.get(name);
 	}
 
+	/** @return the owner's hold of that kind, if this client has it */
+	Held get(String name, HoldKind kind, String owner) {
+		return (kind == HoldKind.EXCLUSIVE) ? this.holds.get(name) : this.shared.get(new SharedKey(name, kind, owner));
+	}
+
+	/** @return the hold a renewal names by its lock, kind and owner (whether it is the very hold is the caller's check) */
+	Held get(HoldRef ref) {
+		return get(ref.name(), ref.kind(), ref.owner());
+	}
+
+	/** @return this client's holds of that kind of the lock, of any owner */
+	List<Held> shared(String name, HoldKind kind) {
+		List<Held> found = new ArrayList<>();
+		for (Held hold : this.shared.values()) {
+			if (hold.kind == kind && hold.name.equals(name)) {
+				found.add(hold);
+			}
+		}
+		return found;
+	}
+
 	/** @return every hold now */
 	List<Held> all() {
-		return new ArrayList<>(this.holds.values());
+		List<Held> all = new ArrayList<>(this.holds.values());
+		all.addAll(this.shared.values());
+		return all;
 	}
 
 	/** @return whether a hold here has the node created at {@code czxid} */
 	boolean hasNode(long czxid) {
 		for (Held hold : this.holds.values()) {
+			if (hold.czxid == czxid) {
+				return true;
+			}
+		}
+		for (Held hold : this.shared.values()) {
 			if (hold.czxid == czxid) {
 				return true;
 			}
@@ -77,8 +110,21 @@ final class ZooKeeperHolds {
 		return hold;
 	}
 
-	void remove(String name, Held hold) {
-		this.holds.remove(name, hold);
+	/** Records a read, write or permit hold of the node this session created, with its lease starting now. */
+	Held takeShared(String name, HoldKind kind, String owner, String path, long czxid, long session, Duration lease) {
+		Held hold = new Held(name, kind, owner, path, czxid, session);
+		this.shared.put(new SharedKey(name, kind, owner), hold);
+		extend(hold, lease);
+		return hold;
+	}
+
+	void remove(Held hold) {
+		if (hold.kind == HoldKind.EXCLUSIVE) {
+			this.holds.remove(hold.name, hold);
+		}
+		else {
+			this.shared.remove(new SharedKey(hold.name, hold.kind, hold.owner), hold);
+		}
 	}
 
 	/** Moves the hold's deadline to {@code lease} from now; this client deletes the node then unless renewed. */
@@ -125,7 +171,7 @@ final class ZooKeeperHolds {
 			}
 			hold.gone = true;
 		}
-		this.holds.remove(hold.name, hold);
+		remove(hold);
 		this.connection.hookQuietly("lease-ran-out", hold.name);
 		log.debug("Lease of lock '{}' held by {} ran out; deleting its node", hold.name, hold.owner);
 		this.deleteNode.accept(hold);
@@ -138,7 +184,7 @@ final class ZooKeeperHolds {
 				hold.expiry.cancel(false);
 			}
 		}
-		this.holds.remove(hold.name, hold);
+		remove(hold);
 	}
 
 	/** Runs {@code task} on the lease thread, unless the backend is closed. */
@@ -172,10 +218,16 @@ final class ZooKeeperHolds {
 		}
 	}
 
+	/** Where a read, write or permit hold is kept here. */
+	private record SharedKey(String name, HoldKind kind, String owner) {
+	}
+
 	/** One hold of this client: its node, the session that made it, and its lease. */
 	static final class Held {
 
 		final String name;
+
+		final HoldKind kind;
 
 		final String owner;
 
@@ -196,8 +248,16 @@ final class ZooKeeperHolds {
 		/** Its owner's release is under way: a lease running out meanwhile leaves it to the release. */
 		boolean releasing;
 
+		/** A read, write or permit hold's fencing token once asked for (0 until then); guarded by this. */
+		long token;
+
 		Held(String name, String owner, String path, long czxid, long session) {
+			this(name, HoldKind.EXCLUSIVE, owner, path, czxid, session);
+		}
+
+		Held(String name, HoldKind kind, String owner, String path, long czxid, long session) {
 			this.name = name;
+			this.kind = kind;
 			this.owner = owner;
 			this.path = path;
 			this.czxid = czxid;

@@ -1,8 +1,10 @@
 package io.distlock.zookeeper;
 
 import java.time.Duration;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
@@ -10,11 +12,13 @@ import java.util.function.Consumer;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
+import org.apache.zookeeper.AddWatchMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import io.distlock.HoldKind;
 import io.distlock.core.AcquireRequest;
 import io.distlock.core.LockBackend;
 import io.distlock.core.LockNotice;
@@ -53,6 +57,10 @@ import io.distlock.zookeeper.ZooKeeperHolds.Held;
  * expired, or Curator gave it up after the session timeout) every hold counts as lost: renewals
  * answer {@code false} and releases {@link Release#NOT_HELD}, so owners are told.
  *
+ * <p><b>Read-write locks and semaphores</b> do queue: their holds are sequential nodes in line under
+ * a parent per lock, and the node is the waiter's place ({@link ZooKeeperSharedHolds}); leases,
+ * renewals, releases and the session's loss treat their nodes as those of exclusive locks.
+ *
  * <p>The work is done by one package-private part per concern (acquiring, deleting nodes, leases,
  * renewing, release notices), which this class wires.
  */
@@ -75,6 +83,8 @@ public final class ZooKeeperLockBackend implements LockBackend {
 	private final ZooKeeperSubscriptions subscriptions;
 
 	private final ZooKeeperRenewals renewals;
+
+	private final ZooKeeperSharedHolds shared;
 
 	private final ConnectionStateListener connectionListener = (client, state) -> connectionChanged(state);
 
@@ -102,6 +112,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 		this.subscriptions = new ZooKeeperSubscriptions(this.connection);
 		this.acquisitions = new ZooKeeperAcquisitions(this.connection, this.holds, this.deletions);
 		this.renewals = new ZooKeeperRenewals(this.connection, this.holds);
+		this.shared = new ZooKeeperSharedHolds(this.connection, this.holds, this.deletions);
 		client.getConnectionStateListenable().addListener(this.connectionListener);
 	}
 
@@ -123,12 +134,16 @@ public final class ZooKeeperLockBackend implements LockBackend {
 	// Acquiring
 
 	/**
-	 * Acquires by creating the node; nothing is queued. A create takes up only the node it made
+	 * Acquires an exclusive lock by creating the node; nothing is queued (read, write and permit
+	 * holds: {@link ZooKeeperSharedHolds#acquire}). A create takes up only the node it made
 	 * itself, known by the nonce it stores; any other node of this owner in this session is stale,
 	 * and is deleted before the create is sent again.
 	 */
 	@Override
 	public Acquisition acquire(AcquireRequest request) {
+		if (request.kind() != HoldKind.EXCLUSIVE) {
+			return this.shared.acquire(request);
+		}
 		return this.acquisitions.acquire(request.name(), request.owner(), request.heldCount(), request.lease(),
 				request.ticket());
 	}
@@ -144,10 +159,38 @@ public final class ZooKeeperLockBackend implements LockBackend {
 		this.acquisitions.leaveQueue(name, owner, ticket, passOnHandOff);
 	}
 
+	/**
+	 * Read, write and permit holds wait in line: the attempt's node is its place; leaving deletes it
+	 * (and any node a create whose answer never came left), see {@link ZooKeeperSharedHolds}.
+	 */
+	@Override
+	public void leaveQueue(String name, HoldKind kind, String owner, String ticket, boolean passOnHandOff) {
+		if (kind == HoldKind.EXCLUSIVE) {
+			leaveQueue(name, owner, ticket, passOnHandOff);
+			return;
+		}
+		this.shared.leaveQueue(name, kind, owner, ticket, passOnHandOff);
+	}
+
+	/** All four: exclusive locks as one node per lock, the others in line under a parent per lock. */
+	@Override
+	public Set<HoldKind> supportedKinds() {
+		return EnumSet.allOf(HoldKind.class);
+	}
+
+	/** Read, write and permit waiters queue (their node is their place); exclusive ones do not. */
+	@Override
+	public boolean queuesWaiters(HoldKind kind) {
+		return kind != HoldKind.EXCLUSIVE;
+	}
+
 	// Releasing
 
 	@Override
 	public Release release(ReleaseRequest request) {
+		if (request.kind() != HoldKind.EXCLUSIVE) {
+			return this.shared.release(request);
+		}
 		return this.deletions.release(request.name(), request.owner(), request.heldCount(), request.within());
 	}
 
@@ -211,12 +254,48 @@ public final class ZooKeeperLockBackend implements LockBackend {
 		}
 	}
 
+	@Override
+	public long issueToken(String name, HoldKind kind, String owner, String attemptId) {
+		if (kind == HoldKind.EXCLUSIVE) {
+			return issueToken(name, owner, attemptId);
+		}
+		return this.shared.issueToken(name, kind, owner, attemptId);
+	}
+
+	@Override
+	public boolean isHeldBy(String name, HoldKind kind, String owner) {
+		return (kind == HoldKind.EXCLUSIVE) ? isHeldBy(name, owner) : this.shared.isHeldBy(name, kind, owner);
+	}
+
+	@Override
+	public Duration remainingLease(String name, HoldKind kind) {
+		return (kind == HoldKind.EXCLUSIVE) ? remainingLease(name) : this.shared.remainingLease(name, kind);
+	}
+
+	@Override
+	public int availablePermits(String name, int permits) {
+		return this.shared.availablePermits(name, permits);
+	}
+
 	// Release notifications
 
 	/** Watches the lock's node for its deletion; nothing is queued, so {@code clientId} is not used. */
 	@Override
 	public AutoCloseable subscribe(String name, String clientId, Consumer<LockNotice> onRelease) {
 		return this.subscriptions.subscribe(name, onRelease);
+	}
+
+	/**
+	 * A read-write lock's or semaphore's waiters are woken by the deletion of any node in its line (a
+	 * recursive watch on its parent, which new nodes do not trigger).
+	 */
+	@Override
+	public AutoCloseable subscribe(String name, HoldKind.Family family, String clientId, Consumer<LockNotice> onNotice) {
+		if (family == HoldKind.Family.LOCK) {
+			return subscribe(name, clientId, onNotice);
+		}
+		return this.subscriptions.subscribePath(this.shared.parentPath(name, family), AddWatchMode.PERSISTENT_RECURSIVE,
+				onNotice);
 	}
 
 	@Override
@@ -241,9 +320,10 @@ public final class ZooKeeperLockBackend implements LockBackend {
 					this.holds.forget(hold);
 				}
 				this.deletions.sessionLost();
+				this.shared.sessionLost();
 				// Told now, not at the next renewal or unlock: an explicit lease is never renewed, and its
 				// owner would otherwise believe in it for the rest of its lease while another client holds it.
-				this.holdsLost.accept(lost.stream().map(hold -> new HoldRef(hold.name, hold.owner)).toList(),
+				this.holdsLost.accept(lost.stream().map(hold -> new HoldRef(hold.name, hold.owner, null, hold.kind)).toList(),
 						"the ZooKeeper session at " + this.connection.ensemble()
 								+ " ended (expired, or no connection for the whole session timeout)");
 				// A hold taken by a new session before this event arrived is forgotten too (told lost, to be

@@ -43,7 +43,7 @@ final class ZooKeeperRenewals {
 		List<Integer> positions = new ArrayList<>();
 		for (int i = 0; i < refs.size(); i++) {
 			HoldRef ref = refs.get(i);
-			Held hold = this.holds.get(ref.name());
+			Held hold = this.holds.get(ref);
 			if (hold == null || !hold.namedBy(ref) || hold.gone || hold.session != session) {
 				// Only the hold named is forgotten: a later hold of its owner (the named one was released
 				// since) is neither renewed nor forgotten, and keeps its own lease.

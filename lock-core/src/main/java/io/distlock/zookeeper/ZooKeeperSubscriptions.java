@@ -37,8 +37,16 @@ final class ZooKeeperSubscriptions {
 	}
 
 	AutoCloseable subscribe(String name, Consumer<LockNotice> onRelease) {
-		String path = this.connection.path(name);
-		Subscription subscription = new Subscription(path, onRelease);
+		return subscribePath(this.connection.path(name), AddWatchMode.PERSISTENT, onRelease);
+	}
+
+	/**
+	 * Announces the deletion of the node at {@code path} ({@link AddWatchMode#PERSISTENT}) or of any
+	 * node under it ({@link AddWatchMode#PERSISTENT_RECURSIVE}: a read-write lock's or semaphore's
+	 * queue nodes, without waking anyone on each new node as a children watch would).
+	 */
+	AutoCloseable subscribePath(String path, AddWatchMode mode, Consumer<LockNotice> onRelease) {
+		Subscription subscription = new Subscription(path, mode, onRelease);
 		while (true) {
 			PathWatch watch = this.watched.computeIfAbsent(path, any -> new PathWatch());
 			synchronized (watch) {
@@ -129,15 +137,18 @@ final class ZooKeeperSubscriptions {
 
 		private final String path;
 
+		private final AddWatchMode mode;
+
 		private final Consumer<LockNotice> onRelease;
 
-		Subscription(String path, Consumer<LockNotice> onRelease) {
+		Subscription(String path, AddWatchMode mode, Consumer<LockNotice> onRelease) {
 			this.path = path;
+			this.mode = mode;
 			this.onRelease = onRelease;
 		}
 
 		void watch() throws Exception {
-			ZooKeeperSubscriptions.this.client.watchers().add().withMode(AddWatchMode.PERSISTENT).usingWatcher(this)
+			ZooKeeperSubscriptions.this.client.watchers().add().withMode(this.mode).usingWatcher(this)
 				.forPath(this.path);
 		}
 

@@ -71,4 +71,13 @@ public interface ContractFixture {
 		return true;
 	}
 
+	/**
+	 * @param lease the lease of a crashed client's hold
+	 * @return how long after the crash that hold lasts at most: its lease where the backend keeps
+	 * leases; where holds end with the client's session instead (ZooKeeper), the session timeout
+	 */
+	default Duration crashedHoldsEndAfter(Duration lease) {
+		return lease;
+	}
+
 }

@@ -398,8 +398,9 @@ public interface ReadWriteLockContract extends ContractFixture {
 		survivor.lock();
 		crashContractClient(crashing);
 
-		await().during(crashedLease.plusMillis(500))
-			.atMost(crashedLease.multipliedBy(3))
+		Duration crashedHoldEnds = crashedHoldsEndAfter(crashedLease);
+		await().during(crashedHoldEnds.plusMillis(500))
+			.atMost(crashedHoldEnds.multipliedBy(3))
 			.until(() -> !tryLockElsewhere(writer, Duration.ZERO));
 		assertThat(survivor.isHeldByCurrentThread()).isTrue();
 		survivor.unlock();

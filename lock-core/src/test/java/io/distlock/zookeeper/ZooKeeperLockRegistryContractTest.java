@@ -10,17 +10,20 @@ import org.junit.jupiter.api.BeforeEach;
 
 import io.distlock.LockListener;
 import io.distlock.LockRegistry;
-import io.distlock.contract.ExclusiveLocksOnlyContract;
 import io.distlock.contract.LockRegistryContract;
+import io.distlock.contract.ReadWriteLockContract;
+import io.distlock.contract.SemaphoreContract;
 import io.distlock.contract.SharedCounter;
 
 /**
  * The contract suite on one real ZooKeeper server (curator-test's {@link TestingServer}, in this
  * JVM, on a free port). Every client has its own Curator client and session; a crash is a client
  * that stops talking without closing its session, which the server expires after 4 s. Read-write
- * locks and semaphores come to ZooKeeper in a later phase of issue #29; until then it refuses them.
+ * locks and semaphores wait in line as sequential nodes, so waiters of different clients are served
+ * in arrival order.
  */
-class ZooKeeperLockRegistryContractTest extends LockRegistryContract implements ExclusiveLocksOnlyContract {
+class ZooKeeperLockRegistryContractTest extends LockRegistryContract
+		implements ReadWriteLockContract, SemaphoreContract {
 
 	private static TestingServer server;
 
@@ -93,6 +96,12 @@ class ZooKeeperLockRegistryContractTest extends LockRegistryContract implements 
 	@Override
 	protected boolean restartLosesData() {
 		return false;
+	}
+
+	/** A crashed client's nodes go with its session, whatever their lease. */
+	@Override
+	public Duration crashedHoldsEndAfter(Duration lease) {
+		return ZooKeeperTestClients.SESSION_TIMEOUT;
 	}
 
 }

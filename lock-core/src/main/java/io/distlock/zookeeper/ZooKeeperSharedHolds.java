@@ -1,0 +1,594 @@
+package io.distlock.zookeeper;
+
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.utils.ZKPaths;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.ZooKeeper;
+import org.apache.zookeeper.data.Stat;
+
+import io.distlock.HoldKind;
+import io.distlock.core.AcquireRequest;
+import io.distlock.core.LockBackend.Acquisition;
+import io.distlock.core.LockBackend.Release;
+import io.distlock.core.ReleaseRequest;
+import io.distlock.zookeeper.ZooKeeperDeletions.Deleted;
+import io.distlock.zookeeper.ZooKeeperDeletions.Removal;
+import io.distlock.zookeeper.ZooKeeperHolds.Held;
+
+/**
+ * Read, write and permit holds, as Curator-style ephemeral sequential nodes under a parent of
+ * their own per lock: {@code <basePath>/<encoded name>.rw} for a read-write lock,
+ * {@code .sem} for a semaphore ({@link ZooKeeperNodeNames} never makes a '.', so these never meet
+ * an exclusive lock's node). The parent is a container node, which the ensemble deletes once it
+ * stayed empty for a while.
+ *
+ * <p><b>Nodes.</b> {@code <k>-<instance>.<ticket>-<sequence>}, {@code k} being {@code r}, {@code w}
+ * or {@code p}; a permit node also carries the permits its owner declared
+ * ({@code p-<instance>.<ticket>.<permits>-<sequence>}). {@code instance} is random per backend and
+ * {@code ticket} the engine's attempt, so the name alone tells which attempt made a node: a call
+ * that never heard its create's answer, a re-sent create and {@link #leaveQueue} find the
+ * attempt's nodes by name. The data is the owner id (for people looking at the tree).
+ *
+ * <p><b>Who holds</b> is decided from the children sorted by sequence: a write node holds iff no
+ * node sorts before it; a read node iff no write node sorts before it but its own owner's; a permit
+ * node iff fewer nodes sort before it than the least permits declared by it and them. Each of these
+ * only becomes true and stays so (nodes before one only go), so a node that held once holds until
+ * it is deleted. A downgrade's read node is made beside its owner's write node, with that node's
+ * sequence ({@code r-<instance>.<ticket>-<writeSequence>d}, not sequential, in one transaction with
+ * a check that the write node is still there), so that a writer queued behind the write hold stays
+ * behind the read hold too (Curator's CURATOR-621).
+ *
+ * <p><b>The node is the queue place.</b> A waiting attempt keeps its node and calls again when a
+ * node of the lock is deleted (a recursive watch on the parent) or its place time is half over;
+ * an attempt that gives up deletes its node ({@link #leaveQueue}), and one that may not wait
+ * ({@code queueFor} zero) deletes it before it answers. No hold is ever handed over.
+ *
+ * <p><b>Permits</b> are those of the first node in line: an acquisition that finds a node of other
+ * permits before its own deletes its node and is refused with them; an idle semaphore (no node)
+ * takes whatever is declared next. Since a node is checked against every node before it, and nodes
+ * only join at the end of the line, all the nodes that passed the check agree.
+ *
+ * <p><b>Leases and tokens</b> are as for the exclusive lock: this client deletes a node whose lease
+ * ran out, and the session's end deletes a crashed client's nodes. A token is asked for while the
+ * hold lasts: a {@code setData} on the own node, whose {@code mzxid} is above the zxid of every
+ * write before it, so above every earlier holder's token (a node's czxid would not do: a writer
+ * queued before a downgrade's read node was made would have a lower one).
+ */
+final class ZooKeeperSharedHolds {
+
+	/** How soon an attempt whose look at the line came back only after a session timeout looks again. */
+	private static final Duration LATE_LOOK_RETRY = Duration.ofMillis(100);
+
+	private static final int MAX_TRIES = 3;
+
+	private final ZooKeeperConnection connection;
+
+	private final CuratorFramework client;
+
+	private final ZooKeeperHolds holds;
+
+	private final ZooKeeperDeletions deletions;
+
+	/** Makes this backend's node names its own: ticket numbers are unique per engine only. */
+	private final String instance;
+
+	/** Attempts that have (or may have) a node in line, until they hold, are refused or give up. */
+	private final Map<AttemptKey, Place> places = new ConcurrentHashMap<>();
+
+	ZooKeeperSharedHolds(ZooKeeperConnection connection, ZooKeeperHolds holds, ZooKeeperDeletions deletions) {
+		this.connection = connection;
+		this.client = connection.client();
+		this.holds = holds;
+		this.deletions = deletions;
+		this.instance = Long.toString(new SecureRandom().nextLong() & Long.MAX_VALUE, 36);
+	}
+
+	/** One attempt of one owner. */
+	private record AttemptKey(String name, HoldKind kind, String owner, String ticket) {
+	}
+
+	/**
+	 * An attempt's node.
+	 * @param node its name, or {@code null} while the answer to its create is unknown
+	 * @param czxid its czxid, when known
+	 * @param session the session that made (or sent) it
+	 */
+	private record Place(String node, long czxid, long session) {
+	}
+
+	/**
+	 * A child of a read-write lock's or semaphore's parent, as its name says.
+	 * @param kind {@code r}, {@code w} or {@code p}
+	 * @param sequence its place in line
+	 * @param downgrade whether it is a downgrade's read node, beside the write node of its sequence
+	 * @param permits a permit node's permits, else 0
+	 */
+	record Node(String name, char kind, long sequence, boolean downgrade, int permits) implements Comparable<Node> {
+
+		/** @return the node, or {@code null} if the name is none of this scheme's */
+		static Node parse(String name) {
+			int last = name.lastIndexOf('-');
+			if (name.length() < 4 || name.charAt(1) != '-' || last <= 2) {
+				return null;
+			}
+			String tail = name.substring(last + 1);
+			boolean downgrade = tail.endsWith("d");
+			char kind = name.charAt(0);
+			try {
+				long sequence = Long.parseLong(downgrade ? tail.substring(0, tail.length() - 1) : tail);
+				int permits = 0;
+				if (kind == 'p') {
+					String body = name.substring(2, last);
+					permits = Integer.parseInt(body.substring(body.lastIndexOf('.') + 1));
+				}
+				return (kind == 'r' || kind == 'w' || kind == 'p') ? new Node(name, kind, sequence, downgrade, permits) : null;
+			}
+			catch (NumberFormatException ex) {
+				return null;
+			}
+		}
+
+		@Override
+		public int compareTo(Node other) {
+			int bySequence = Long.compare(this.sequence, other.sequence);
+			return (bySequence != 0) ? bySequence : Boolean.compare(this.downgrade, other.downgrade);
+		}
+
+	}
+
+	/**
+	 * @param sorted the children in line
+	 * @param index one of them
+	 * @return whether that node holds
+	 */
+	static boolean holds(List<Node> sorted, int index) {
+		Node node = sorted.get(index);
+		switch (node.kind()) {
+			case 'w' -> {
+				return index == 0;
+			}
+			case 'r' -> {
+				for (int i = 0; i < index; i++) {
+					Node before = sorted.get(i);
+					if (before.kind() == 'w' && !(node.downgrade() && before.sequence() == node.sequence())) {
+						return false;
+					}
+				}
+				return true;
+			}
+			default -> {
+				int permits = node.permits();
+				for (int i = 0; i < index; i++) {
+					permits = Math.min(permits, sorted.get(i).permits());
+				}
+				return index < permits;
+			}
+		}
+	}
+
+	String parentPath(String name, HoldKind.Family family) {
+		return this.connection.path(name) + ((family == HoldKind.Family.SEMAPHORE) ? ".sem" : ".rw");
+	}
+
+	private static char letter(HoldKind kind) {
+		return switch (kind) {
+			case READ -> 'r';
+			case WRITE -> 'w';
+			case PERMIT -> 'p';
+			case EXCLUSIVE -> throw new IllegalArgumentException("Exclusive holds are not queued in line");
+		};
+	}
+
+	/** @return what every node of the attempt's name starts with (a permit node's permits follow) */
+	private String attemptPrefix(HoldKind kind, String ticket) {
+		return letter(kind) + "-" + this.instance + "." + ticket + ((kind == HoldKind.PERMIT) ? "." : "-");
+	}
+
+	// Acquiring
+
+	Acquisition acquire(AcquireRequest request) {
+		String name = request.name();
+		HoldKind kind = request.kind();
+		String owner = request.owner();
+		try {
+			if (request.heldCount() > 0) {
+				return reenter(request);
+			}
+			Held stale = this.holds.get(name, kind, owner);
+			if (stale != null) {
+				// A hold the engine gave up (a release that failed, a hold reported lost): not this attempt's.
+				this.holds.forget(stale);
+				this.deletions.deleteQuietly(stale);
+			}
+			if (kind == HoldKind.WRITE && live(this.holds.get(name, HoldKind.READ, owner))) {
+				return Acquisition.upgradeRefused();
+			}
+			String parent = parentPath(name, kind.family());
+			AttemptKey key = new AttemptKey(name, kind, owner, String.valueOf(request.ticket()));
+			if (kind == HoldKind.READ) {
+				Held write = this.holds.get(name, HoldKind.WRITE, owner);
+				if (live(write)) {
+					Acquisition downgraded = downgrade(request, parent, key, write);
+					if (downgraded != null) {
+						return downgraded;
+					}
+				}
+			}
+			return acquireInLine(request, parent, key);
+		}
+		catch (Exception ex) {
+			throw this.connection.failure(ex);
+		}
+	}
+
+	private boolean live(Held hold) {
+		return hold != null && !hold.gone && hold.session == this.connection.sessionId();
+	}
+
+	private Acquisition acquireInLine(AcquireRequest request, String parent, AttemptKey key) throws Exception {
+		String prefix = attemptPrefix(key.kind(), key.ticket());
+		for (int tries = 1;; tries++) {
+			ZooKeeper zk = this.connection.zooKeeper();
+			long session = zk.getSessionId();
+			Place place = this.places.get(key);
+			if (place != null && place.session() != session) {
+				// Made by a session since replaced: the ensemble deletes it with that session.
+				this.places.remove(key, place);
+				place = null;
+			}
+			if (place == null) {
+				place = create(parent, key, prefix, request, session);
+				if (place.session() != session) {
+					// The session changed while the create was on its way: its node goes with the old one.
+					this.places.remove(key, place);
+					if (tries >= MAX_TRIES) {
+						return Acquisition.heldByOther(LATE_LOOK_RETRY);
+					}
+					continue;
+				}
+			}
+			long sent = System.nanoTime();
+			List<Node> nodes = children(parent);
+			boolean inTime = System.nanoTime() - sent < TimeUnit.MILLISECONDS.toNanos(zk.getSessionTimeout());
+			List<Node> mine = new ArrayList<>();
+			for (Node node : nodes) {
+				if (node.name().startsWith(prefix)) {
+					mine.add(node);
+				}
+			}
+			Node own = null;
+			if (place.node() != null) {
+				for (Node node : mine) {
+					if (node.name().equals(place.node())) {
+						own = node;
+					}
+				}
+			}
+			else if (!mine.isEmpty()) {
+				// A create whose answer never came: the first node it left, if this session's, is the place.
+				Stat stat = zk.exists(this.connection.fullPath(parent + "/" + mine.get(0).name()), false);
+				if (stat != null && stat.getEphemeralOwner() == session && !this.holds.hasNode(stat.getCzxid())) {
+					own = mine.get(0);
+					place = new Place(own.name(), stat.getCzxid(), session);
+					this.places.put(key, place);
+				}
+			}
+			if (own == null) {
+				// Its node is gone (or never landed): a new place at the end of the line.
+				this.places.remove(key);
+				if (tries >= MAX_TRIES) {
+					return Acquisition.heldByOther(LATE_LOOK_RETRY);
+				}
+				continue;
+			}
+			for (Node other : mine) {
+				if (other != own) {
+					// A copy made by a create re-sent after a connection loss: it must not hold anyone up.
+					removeNode(zk, parent + "/" + other.name());
+					nodes.remove(other);
+				}
+			}
+			int index = nodes.indexOf(own);
+			if (key.kind() == HoldKind.PERMIT && nodes.get(0).permits() != request.permits()) {
+				int existing = nodes.get(0).permits();
+				leave(zk, parent, key, prefix);
+				return Acquisition.permitsDiffer(existing);
+			}
+			if (inTime && holds(nodes, index)) {
+				this.places.remove(key);
+				Held hold = this.holds.takeShared(key.name(), key.kind(), key.owner(), parent + "/" + own.name(),
+						place.czxid(), session, request.lease());
+				return Acquisition.acquired(Acquisition.TOKEN_ON_REQUEST, request.lease(), hold.attemptId());
+			}
+			if (request.queueFor().toMillis() <= 0) {
+				leave(zk, parent, key, prefix);
+				return Acquisition.heldByOther(this.connection.sessionTimeout());
+			}
+			// The holders' leases are not in ZooKeeper; a deletion wakes the waiters, who look again.
+			return Acquisition.heldByOther(inTime ? this.connection.sessionTimeout() : LATE_LOOK_RETRY);
+		}
+	}
+
+	/** Creates the attempt's node at the end of the line; until the answer comes, its place is unknown. */
+	private Place create(String parent, AttemptKey key, String prefix, AcquireRequest request, long session)
+			throws Exception {
+		this.places.put(key, new Place(null, 0, session));
+		String node = (key.kind() == HoldKind.PERMIT) ? prefix + request.permits() + "-" : prefix;
+		Stat stat = new Stat();
+		String path = this.client.create()
+			.storingStatIn(stat)
+			.creatingParentContainersIfNeeded()
+			.withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
+			.forPath(parent + "/" + node, ZooKeeperNodeData.nodeData(key.owner(), key.ticket()));
+		this.connection.hook("created-in-line", key.name());
+		Place place = new Place(ZKPaths.getNodeFromPath(path), stat.getCzxid(), stat.getEphemeralOwner());
+		this.places.put(key, place);
+		return place;
+	}
+
+	/**
+	 * The write holder takes the read lock: its read node is made beside the write node, with the
+	 * same sequence, in one transaction with a check that the write node is still there.
+	 * @return the hold, or {@code null} if the write node is gone (the read lock is then asked for as by anyone)
+	 */
+	private Acquisition downgrade(AcquireRequest request, String parent, AttemptKey key, Held write) throws Exception {
+		String writeNode = ZKPaths.getNodeFromPath(write.path);
+		String node = attemptPrefix(HoldKind.READ, key.ticket()) + writeNode.substring(writeNode.lastIndexOf('-') + 1) + "d";
+		String path = parent + "/" + node;
+		this.places.put(key, new Place(null, 0, write.session));
+		try {
+			this.client.transaction()
+				.forOperations(this.client.transactionOp().check().forPath(write.path), this.client.transactionOp()
+					.create()
+					.withMode(CreateMode.EPHEMERAL)
+					.forPath(path, ZooKeeperNodeData.nodeData(key.owner(), key.ticket())));
+		}
+		catch (KeeperException.NodeExistsException resent) {
+			// Made by this very call, re-sent after a connection loss: checked below.
+		}
+		catch (KeeperException.NoNodeException writeGone) {
+			this.places.remove(key);
+			return null;
+		}
+		Stat stat = this.client.checkExists().forPath(path);
+		this.places.remove(key);
+		if (stat == null || stat.getEphemeralOwner() != write.session || this.holds.hasNode(stat.getCzxid())) {
+			return null;
+		}
+		Held hold = this.holds.takeShared(key.name(), HoldKind.READ, key.owner(), path, stat.getCzxid(), write.session,
+				request.lease());
+		return Acquisition.acquired(Acquisition.TOKEN_ON_REQUEST, request.lease(), hold.attemptId());
+	}
+
+	private Acquisition reenter(AcquireRequest request) throws Exception {
+		Held hold = this.holds.get(request.name(), request.kind(), request.owner());
+		if (!live(hold)) {
+			return Acquisition.lost();
+		}
+		Stat stat = this.client.checkExists().forPath(hold.path);
+		if (stat == null || stat.getCzxid() != hold.czxid) {
+			this.holds.forget(hold);
+			return Acquisition.lost();
+		}
+		// The lease may have run out, or the session been lost, since the check: that hold is gone.
+		if (!this.holds.extendIfLive(hold, request.lease())) {
+			return Acquisition.lost();
+		}
+		long token;
+		synchronized (hold) {
+			token = hold.token;
+		}
+		return Acquisition.acquired((token != 0) ? token : Acquisition.TOKEN_ON_REQUEST, request.lease(),
+				hold.attemptId());
+	}
+
+	/** @return the children in line, sorted; empty if the parent is not there */
+	private List<Node> children(String parent) throws Exception {
+		List<String> names;
+		try {
+			names = this.client.getChildren().forPath(parent);
+		}
+		catch (KeeperException.NoNodeException none) {
+			return new ArrayList<>();
+		}
+		List<Node> nodes = new ArrayList<>(names.size());
+		for (String name : names) {
+			Node node = Node.parse(name);
+			if (node != null) {
+				nodes.add(node);
+			}
+		}
+		Collections.sort(nodes);
+		return nodes;
+	}
+
+	// Leaving the line
+
+	/**
+	 * Deletes the attempt's nodes: the one it waits in, and any a create left whose answer never
+	 * came. With {@code passOnHandOff} (the attempt's own thread gave up) at once, else (the
+	 * registry closes) in the background.
+	 */
+	void leaveQueue(String name, HoldKind kind, String owner, String ticket, boolean passOnHandOff) {
+		AttemptKey key = new AttemptKey(name, kind, owner, String.valueOf(ticket));
+		String parent = parentPath(name, kind.family());
+		String prefix = attemptPrefix(kind, key.ticket());
+		Removal removal = () -> {
+			this.places.remove(key);
+			return removeAttemptNodes(this.connection.zooKeeper(), parent, prefix);
+		};
+		if (!passOnHandOff) {
+			this.deletions.removeLater(removal);
+			return;
+		}
+		try {
+			if (!removal.run()) {
+				this.deletions.removeLater(removal);
+			}
+		}
+		catch (Exception ex) {
+			if (ex instanceof InterruptedException) {
+				Thread.currentThread().interrupt();
+			}
+			// Retried on the lease thread and on reconnection; the session's end deletes it anyway.
+			this.deletions.removeLater(removal);
+			throw this.connection.failure(ex);
+		}
+	}
+
+	private void leave(ZooKeeper zk, String parent, AttemptKey key, String prefix) throws Exception {
+		this.places.remove(key);
+		if (!removeAttemptNodes(zk, parent, prefix)) {
+			this.deletions.removeLater(() -> removeAttemptNodes(this.connection.zooKeeper(), parent, prefix));
+		}
+	}
+
+	/** @return whether every node of the attempt is gone (false: another deleter of this client has one in hand) */
+	private boolean removeAttemptNodes(ZooKeeper zk, String parent, String prefix) throws Exception {
+		boolean done = true;
+		for (Node node : children(parent)) {
+			if (node.name().startsWith(prefix)) {
+				done &= removeNode(zk, parent + "/" + node.name());
+			}
+		}
+		return done;
+	}
+
+	/** Deletes this session's node at {@code path} unless a hold here has it; false if another deleter is at it. */
+	private boolean removeNode(ZooKeeper zk, String path) throws Exception {
+		Stat stat = zk.exists(this.connection.fullPath(path), false);
+		if (stat == null || stat.getEphemeralOwner() != zk.getSessionId() || this.holds.hasNode(stat.getCzxid())) {
+			return true;
+		}
+		return this.deletions.deleteNode(zk, path, stat.getCzxid()) != Deleted.BUSY;
+	}
+
+	/** The session that made every place is gone, and the ensemble deletes its nodes. */
+	void sessionLost() {
+		this.places.clear();
+	}
+
+	// Releasing, tokens, queries
+
+	Release release(ReleaseRequest request) {
+		return this.deletions.release(this.holds.get(request.name(), request.kind(), request.owner()), request.owner(),
+				request.heldCount(), request.within());
+	}
+
+	long issueToken(String name, HoldKind kind, String owner, String attemptId) {
+		Held hold = this.holds.get(name, kind, owner);
+		if (!live(hold) || (attemptId != null && !attemptId.equals(hold.attemptId()))) {
+			return Acquisition.NO_TOKEN;
+		}
+		synchronized (hold) {
+			if (hold.token != 0) {
+				return hold.token;
+			}
+		}
+		Stat stat;
+		try {
+			// Written while the node holds (it stands, so it holds), through its own session.
+			ZooKeeper zk = this.connection.zooKeeper();
+			if (zk.getSessionId() != hold.session) {
+				return Acquisition.NO_TOKEN;
+			}
+			stat = zk.setData(this.connection.fullPath(hold.path), ZooKeeperNodeData.nodeData(owner, "fenced"), -1);
+		}
+		catch (KeeperException.NoNodeException | KeeperException.SessionExpiredException gone) {
+			return Acquisition.NO_TOKEN;
+		}
+		catch (Exception ex) {
+			throw this.connection.failure(ex);
+		}
+		if (stat.getCzxid() != hold.czxid) {
+			return Acquisition.NO_TOKEN;
+		}
+		synchronized (hold) {
+			if (hold.gone) {
+				return Acquisition.NO_TOKEN;
+			}
+			if (hold.token == 0) {
+				hold.token = stat.getMzxid();
+			}
+			return hold.token;
+		}
+	}
+
+	boolean isHeldBy(String name, HoldKind kind, String owner) {
+		Held hold = this.holds.get(name, kind, owner);
+		if (!live(hold)) {
+			return false;
+		}
+		try {
+			Stat stat = this.client.checkExists().forPath(hold.path);
+			return stat != null && stat.getCzxid() == hold.czxid;
+		}
+		catch (Exception ex) {
+			throw this.connection.failure(ex);
+		}
+	}
+
+	/**
+	 * The longest lease of the holds of that kind: this client's as kept here, another client's the
+	 * session timeout (its lease is not in ZooKeeper, and its node goes with its session at the latest).
+	 */
+	Duration remainingLease(String name, HoldKind kind) {
+		List<Node> nodes;
+		try {
+			nodes = children(parentPath(name, kind.family()));
+		}
+		catch (Exception ex) {
+			throw this.connection.failure(ex);
+		}
+		Map<String, Held> local = new HashMap<>();
+		for (Held hold : this.holds.shared(name, kind)) {
+			local.put(ZKPaths.getNodeFromPath(hold.path), hold);
+		}
+		long longest = 0;
+		long now = System.nanoTime();
+		for (int i = 0; i < nodes.size(); i++) {
+			Node node = nodes.get(i);
+			if (node.kind() != letter(kind) || !holds(nodes, i)) {
+				continue;
+			}
+			Held hold = local.get(node.name());
+			long left = (hold != null && !hold.gone) ? Math.max(1_000_000, hold.deadline - now)
+					: this.connection.sessionTimeout().toNanos();
+			longest = Math.max(longest, left);
+		}
+		return Duration.ofNanos(longest);
+	}
+
+	/** @return the semaphore's permits (as its first node declares them, else as asked) less its holders */
+	int availablePermits(String name, int permits) {
+		List<Node> nodes;
+		try {
+			nodes = children(parentPath(name, HoldKind.Family.SEMAPHORE));
+		}
+		catch (Exception ex) {
+			throw this.connection.failure(ex);
+		}
+		if (nodes.isEmpty()) {
+			return permits;
+		}
+		int holding = 0;
+		for (int i = 0; i < nodes.size(); i++) {
+			if (holds(nodes, i)) {
+				holding++;
+			}
+		}
+		return Math.max(0, nodes.get(0).permits() - holding);
+	}
+
+}

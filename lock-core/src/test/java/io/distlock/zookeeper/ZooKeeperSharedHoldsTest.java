@@ -1,0 +1,232 @@
+package io.distlock.zookeeper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.test.TestingServer;
+import org.apache.zookeeper.KeeperException;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import io.distlock.HoldKind;
+import io.distlock.core.AcquireRequest;
+import io.distlock.core.LockBackend.Acquisition;
+import io.distlock.core.LockBackend.HoldRef;
+import io.distlock.core.LockBackend.Release;
+import io.distlock.core.ReleaseRequest;
+
+/**
+ * Read, write and permit holds on ZooKeeper, driven by calling the backend directly against one real
+ * server, and checked on the nodes themselves: what the contract suites cannot see from outside.
+ */
+class ZooKeeperSharedHoldsTest {
+
+	private static final String BASE = "/distlock-shared";
+
+	private static final Duration LONG = Duration.ofMinutes(1);
+
+	private static final Duration QUEUE = Duration.ofSeconds(4);
+
+	private static TestingServer server;
+
+	private ZooKeeperTestClients clients;
+
+	private CuratorFramework mineCurator;
+
+	private ZooKeeperLockBackend mine;
+
+	private ZooKeeperLockBackend theirs;
+
+	private CuratorFramework observer;
+
+	@BeforeAll
+	static void startServer() throws Exception {
+		server = new TestingServer(ZooKeeperTestClients.spec(1), true);
+	}
+
+	@AfterAll
+	static void stopServer() throws Exception {
+		server.close();
+	}
+
+	@BeforeEach
+	void backends() {
+		this.clients = new ZooKeeperTestClients(server.getConnectString());
+		this.mineCurator = this.clients.newCurator(ZooKeeperTestClients.SESSION_TIMEOUT);
+		this.mine = new ZooKeeperLockBackend(this.mineCurator, BASE, ZooKeeperTestClients.CONNECTION_TIMEOUT, true);
+		this.theirs = new ZooKeeperLockBackend(this.clients.newCurator(ZooKeeperTestClients.SESSION_TIMEOUT), BASE,
+				ZooKeeperTestClients.CONNECTION_TIMEOUT, true);
+		this.observer = this.clients.newCurator(ZooKeeperTestClients.SESSION_TIMEOUT);
+	}
+
+	@AfterEach
+	void close() {
+		this.mine.close();
+		this.theirs.close();
+		this.observer.close();
+		this.clients.close();
+	}
+
+	private static AcquireRequest request(String name, HoldKind kind, String owner, String ticket, Duration queueFor) {
+		return new AcquireRequest(name, owner, 0, LONG, queueFor, ticket, kind, (kind == HoldKind.PERMIT) ? 2 : 0);
+	}
+
+	private static ReleaseRequest release(String name, HoldKind kind, String owner) {
+		return new ReleaseRequest(name, owner, 1, null, 0, null, kind);
+	}
+
+	/** @return the children of the lock's line, in the order of their sequence */
+	private List<String> line(String name, String suffix) throws Exception {
+		try {
+			return this.observer.getChildren()
+				.forPath(BASE + "/" + ZooKeeperNodeNames.nodeName(name) + suffix)
+				.stream()
+				.sorted((one, other) -> ZooKeeperSharedHolds.Node.parse(one).compareTo(ZooKeeperSharedHolds.Node.parse(other)))
+				.toList();
+		}
+		catch (KeeperException.NoNodeException none) {
+			return List.of();
+		}
+	}
+
+	/** CURATOR-621: a downgrade's read node sorted after a writer queued meanwhile, which then got in. */
+	@Test
+	void aDowngradesReadNodeSortsWhereItsWriteNodeIsSoAQueuedWriterStaysBehindIt() throws Exception {
+		String name = "downgrade";
+		assertThat(this.mine.acquire(request(name, HoldKind.WRITE, "mine:1", "1", QUEUE)).status())
+			.isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(this.theirs.acquire(request(name, HoldKind.WRITE, "theirs:1", "1", QUEUE)).status())
+			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		assertThat(this.theirs.acquire(request(name, HoldKind.READ, "theirs:2", "2", QUEUE)).status())
+			.as("a reader behind the queued writer")
+			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+
+		assertThat(this.mine.acquire(request(name, HoldKind.READ, "mine:1", "2", QUEUE)).status())
+			.as("the write holder's read lock, at once")
+			.isEqualTo(Acquisition.Status.ACQUIRED);
+		List<String> line = line(name, ".rw");
+		assertThat(line).hasSize(4);
+		String write = line.get(0);
+		assertThat(write).startsWith("w-");
+		assertThat(line.get(1)).as("the read node, beside its write node")
+			.startsWith("r-")
+			.endsWith(write.substring(write.lastIndexOf('-') + 1) + "d");
+
+		assertThat(this.mine.release(release(name, HoldKind.WRITE, "mine:1"))).isEqualTo(Release.RELEASED);
+		assertThat(line(name, ".rw")).hasSize(3);
+		assertThat(this.theirs.acquire(request(name, HoldKind.WRITE, "theirs:1", "1", QUEUE)).status())
+			.as("the queued writer, behind the downgraded read hold")
+			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		assertThat(this.theirs.acquire(request(name, HoldKind.READ, "theirs:2", "2", QUEUE)).status())
+			.as("the reader behind the queued writer")
+			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		assertThat(this.mine.isHeldBy(name, HoldKind.READ, "mine:1")).isTrue();
+
+		assertThat(this.mine.release(release(name, HoldKind.READ, "mine:1"))).isEqualTo(Release.RELEASED);
+		assertThat(this.theirs.acquire(request(name, HoldKind.WRITE, "theirs:1", "1", QUEUE)).status())
+			.isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(this.theirs.acquire(request(name, HoldKind.READ, "theirs:2", "2", QUEUE)).status())
+			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		this.theirs.release(release(name, HoldKind.WRITE, "theirs:1"));
+		assertThat(this.theirs.acquire(request(name, HoldKind.READ, "theirs:2", "2", QUEUE)).status())
+			.isEqualTo(Acquisition.Status.ACQUIRED);
+		this.theirs.release(release(name, HoldKind.READ, "theirs:2"));
+		assertThat(line(name, ".rw")).isEmpty();
+	}
+
+	/**
+	 * A create whose answer never came (the call failed after the node was made): the attempt's next
+	 * call takes that node up as its place, by the ticket in its name, instead of queueing a second
+	 * one behind it; or, once the attempt gives up, leaving deletes it.
+	 */
+	@Test
+	void aCreateWhoseAnswerNeverCameIsFoundByItsTicket() throws Exception {
+		String name = "unanswered";
+		this.mine.hook = (point, lock) -> {
+			if (point.equals("created-in-line")) {
+				throw new KeeperException.ConnectionLossException();
+			}
+		};
+		assertThatThrownBy(() -> this.mine.acquire(request(name, HoldKind.WRITE, "mine:1", "7", QUEUE)))
+			.hasCauseInstanceOf(KeeperException.ConnectionLossException.class);
+		assertThat(line(name, ".rw")).hasSize(1);
+		long czxid = this.observer.checkExists()
+			.forPath(BASE + "/" + ZooKeeperNodeNames.nodeName(name) + ".rw/" + line(name, ".rw").get(0))
+			.getCzxid();
+		this.mine.hook = (point, lock) -> {
+		};
+
+		// Sent again by the same attempt: the node already there is its place, and it holds.
+		Acquisition again = this.mine.acquire(request(name, HoldKind.WRITE, "mine:1", "7", QUEUE));
+		assertThat(again.status()).isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(again.attemptId()).isEqualTo(Long.toString(czxid));
+		assertThat(line(name, ".rw")).hasSize(1);
+		assertThat(this.mine.release(release(name, HoldKind.WRITE, "mine:1"))).isEqualTo(Release.RELEASED);
+
+		// An attempt that gives up after such a failure leaves no node behind.
+		this.mine.hook = (point, lock) -> {
+			if (point.equals("created-in-line")) {
+				throw new KeeperException.ConnectionLossException();
+			}
+		};
+		assertThatThrownBy(() -> this.mine.acquire(request(name, HoldKind.PERMIT, "mine:2", "8", QUEUE)))
+			.hasCauseInstanceOf(KeeperException.ConnectionLossException.class);
+		assertThat(line(name, ".sem")).hasSize(1);
+		this.mine.leaveQueue(name, HoldKind.PERMIT, "mine:2", "8", true);
+		assertThat(line(name, ".sem")).isEmpty();
+	}
+
+	@Test
+	void aTryWithoutWaitLeavesNoNodeAndPermitsComeFromTheFirstNode() throws Exception {
+		String name = "no-wait";
+		assertThat(this.mine.acquire(request(name, HoldKind.READ, "mine:1", "1", QUEUE)).status())
+			.isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(this.theirs.acquire(request(name, HoldKind.WRITE, "theirs:1", "1", Duration.ZERO)).status())
+			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		assertThat(line(name, ".rw")).as("the refused writer's node, deleted before the answer").hasSize(1);
+		this.mine.release(release(name, HoldKind.READ, "mine:1"));
+
+		assertThat(this.mine.acquire(request(name, HoldKind.PERMIT, "mine:1", "2", QUEUE)).status())
+			.isEqualTo(Acquisition.Status.ACQUIRED);
+		Acquisition other = this.theirs
+			.acquire(new AcquireRequest(name, "theirs:1", 0, LONG, QUEUE, "2", HoldKind.PERMIT, 5));
+		assertThat(other.status()).isEqualTo(Acquisition.Status.PERMITS_DIFFER);
+		assertThat(other.token()).isEqualTo(2);
+		assertThat(line(name, ".sem")).hasSize(1);
+		assertThat(this.theirs.availablePermits(name, 5)).isEqualTo(1);
+		this.mine.release(release(name, HoldKind.PERMIT, "mine:1"));
+		assertThat(this.theirs.acquire(new AcquireRequest(name, "theirs:1", 0, LONG, QUEUE, "3", HoldKind.PERMIT, 5))
+			.status()).as("idle: the new permits are taken").isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(this.mine.availablePermits(name, 2)).isEqualTo(4);
+		this.theirs.release(release(name, HoldKind.PERMIT, "theirs:1"));
+	}
+
+	@Test
+	void theSessionsEndReportsEverySharedHoldLostWithItsKind() throws Exception {
+		List<HoldRef> lost = new CopyOnWriteArrayList<>();
+		this.mine.onHoldsLost((holds, reason) -> lost.addAll(holds));
+		assertThat(this.mine.acquire(request("ended", HoldKind.READ, "mine:1", "1", QUEUE)).status())
+			.isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(this.mine.acquire(request("ended", HoldKind.PERMIT, "mine:1", "2", QUEUE)).status())
+			.isEqualTo(Acquisition.Status.ACQUIRED);
+		this.clients.cutOff(this.mineCurator);
+		await().atMost(Duration.ofSeconds(30)).until(() -> lost.size() == 2);
+		assertThat(lost).extracting(HoldRef::name, HoldRef::owner, HoldRef::kind)
+			.containsExactlyInAnyOrder(tuple("ended", "mine:1", HoldKind.READ), tuple("ended", "mine:1", HoldKind.PERMIT));
+		// The ensemble deletes the session's nodes: another client's writer gets in.
+		await().atMost(Duration.ofSeconds(30))
+			.until(() -> this.theirs.acquire(request("ended", HoldKind.WRITE, "theirs:1", "1", Duration.ZERO)).status(),
+					status -> status == Acquisition.Status.ACQUIRED);
+	}
+
+}
