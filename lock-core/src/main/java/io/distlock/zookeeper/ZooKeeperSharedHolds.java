@@ -309,6 +309,9 @@ final class ZooKeeperSharedHolds {
 				this.places.remove(key);
 				Held hold = this.holds.takeShared(key.name(), key.kind(), key.owner(), parent + "/" + own.name(),
 						place.czxid(), session, request.lease());
+				if (!stillCurrent(hold)) {
+					return Acquisition.heldByOther(LATE_LOOK_RETRY);
+				}
 				return Acquisition.acquired(Acquisition.TOKEN_ON_REQUEST, request.lease(), hold.attemptId());
 			}
 			if (request.queueFor().toMillis() <= 0) {
@@ -368,7 +371,32 @@ final class ZooKeeperSharedHolds {
 		}
 		Held hold = this.holds.takeShared(key.name(), HoldKind.READ, key.owner(), path, stat.getCzxid(), write.session,
 				request.lease());
+		if (!stillCurrent(hold)) {
+			return Acquisition.heldByOther(LATE_LOOK_RETRY);
+		}
 		return Acquisition.acquired(Acquisition.TOKEN_ON_REQUEST, request.lease(), hold.attemptId());
+	}
+
+	/**
+	 * Checked once the hold is recorded: Curator may have given the node's session up (and the end of
+	 * the session been reported, without this hold) and opened another while the node still stands on
+	 * the server until the old session expires there. Such a hold is forgotten; a session lost after
+	 * this check finds the hold recorded and reports it.
+	 * @return whether the hold's session is still the client's
+	 */
+	private boolean stillCurrent(Held hold) {
+		long current;
+		try {
+			current = this.connection.zooKeeper().getSessionId();
+		}
+		catch (Exception ex) {
+			current = 0;
+		}
+		if (current == hold.session) {
+			return true;
+		}
+		this.holds.forget(hold);
+		return false;
 	}
 
 	private Acquisition reenter(AcquireRequest request) throws Exception {

@@ -229,4 +229,46 @@ class ZooKeeperSharedHoldsTest {
 					status -> status == Acquisition.Status.ACQUIRED);
 	}
 
+	/**
+	 * The session that made an attempt's node ends (reported lost) and Curator opens a new one while
+	 * the node still stands on the server, waiting for the old session's expiry: the attempt's look at
+	 * the line, through the new session, finds the node in front and takes a hold on it. That hold was
+	 * not among those reported lost, and its node goes when the old session expires, letting another
+	 * client's writer in while this one was told it holds. (The exclusive lock checks that its node is
+	 * the current session's before it takes a hold.)
+	 */
+	@Test
+	void aHoldIsNeverTakenOnANodeOfASessionAlreadyReportedLost() throws Exception {
+		String name = "replaced-session";
+		List<HoldRef> lost = new CopyOnWriteArrayList<>();
+		java.util.concurrent.CountDownLatch lostReported = new java.util.concurrent.CountDownLatch(1);
+		this.mine.onHoldsLost((holds, reason) -> {
+			lost.addAll(holds);
+			lostReported.countDown();
+		});
+		long oldSession = this.mineCurator.getZookeeperClient().getZooKeeper().getSessionId();
+		this.mine.hook = (point, lock) -> {
+			if (point.equals("created-in-line") && lock.equals(name)) {
+				this.mine.hook = (p, l) -> {
+				};
+				// The old session's node stands; the client gives the session up and opens another.
+				this.clients.cutOff(this.mineCurator);
+				assertThat(lostReported.await(20, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+				await().atMost(Duration.ofSeconds(20))
+					.until(() -> this.mineCurator.getZookeeperClient().isConnected()
+							&& this.mineCurator.getZookeeperClient().getZooKeeper().getSessionId() != oldSession);
+			}
+		};
+		Acquisition acquisition = this.mine.acquire(request(name, HoldKind.WRITE, "mine:1", "1", QUEUE));
+		if (acquisition.status() == Acquisition.Status.ACQUIRED) {
+			// The old session's end then lets another client's writer in.
+			await().atMost(Duration.ofSeconds(30))
+				.until(() -> this.theirs.acquire(request(name, HoldKind.WRITE, "theirs:1", "1", Duration.ZERO)).status(),
+						status -> status == Acquisition.Status.ACQUIRED);
+			assertThat(lost).as("a hold taken on the old session's node, never reported lost, while another writer holds")
+				.extracting(HoldRef::name, HoldRef::kind)
+				.contains(tuple(name, HoldKind.WRITE));
+		}
+	}
+
 }
