@@ -118,18 +118,18 @@ final class ZooKeeperSharedHolds {
 
 		/** @return the node, or {@code null} if the name is none of this scheme's */
 		static Node parse(String name) {
-			int last = name.lastIndexOf('-');
+			int last = sequenceStart(name);
 			if (name.length() < 4 || name.charAt(1) != '-' || last <= 2) {
 				return null;
 			}
-			String tail = name.substring(last + 1);
+			String tail = name.substring(last);
 			boolean downgrade = tail.endsWith("d");
 			char kind = name.charAt(0);
 			try {
-				long sequence = Long.parseLong(downgrade ? tail.substring(0, tail.length() - 1) : tail);
+				long sequence = Integer.parseInt(downgrade ? tail.substring(0, tail.length() - 1) : tail);
 				int permits = 0;
 				if (kind == 'p') {
-					String body = name.substring(2, last);
+					String body = name.substring(2, last - 1);
 					permits = Integer.parseInt(body.substring(body.lastIndexOf('.') + 1));
 				}
 				return (kind == 'r' || kind == 'w' || kind == 'p') ? new Node(name, kind, sequence, downgrade, permits) : null;
@@ -139,10 +139,32 @@ final class ZooKeeperSharedHolds {
 			}
 		}
 
+		/**
+		 * In line order. The sequence is ZooKeeper's signed counter, which wraps from 2147483647 to
+		 * -2147483648 on a parent that is never empty: compared by their difference, wrapping too, a
+		 * later node sorts after an earlier one as long as a line spans fewer than 2^31 numbers.
+		 */
 		@Override
 		public int compareTo(Node other) {
-			int bySequence = Long.compare(this.sequence, other.sequence);
+			int bySequence = Integer.signum((int) this.sequence - (int) other.sequence);
 			return (bySequence != 0) ? bySequence : Boolean.compare(this.downgrade, other.downgrade);
+		}
+
+		/**
+		 * @return where the sequence starts in a node's name: after the '-' that ends the attempt's
+		 * prefix, the sequence itself starting with '-' once the counter has wrapped; -1 if there is none
+		 */
+		static int sequenceStart(String name) {
+			int end = name.endsWith("d") ? name.length() - 1 : name.length();
+			int start = end;
+			while (start > 0 && Character.isDigit(name.charAt(start - 1))) {
+				start--;
+			}
+			if (start == end || start == 0) {
+				return -1;
+			}
+			// A negative sequence: its '-' is preceded by the prefix's own '-'.
+			return (name.charAt(start - 1) == '-' && start >= 2 && name.charAt(start - 2) == '-') ? start - 1 : start;
 		}
 
 	}
@@ -250,10 +272,11 @@ final class ZooKeeperSharedHolds {
 			if (place == null) {
 				place = create(parent, key, prefix, request, session);
 				if (place.session() != session) {
-					// The session changed while the create was on its way: its node goes with the old one.
+					// The session changed while the create was on its way: the node is the new session's, and the
+					// next look finds it by its ticket, or deletes it as a copy.
 					this.places.remove(key, place);
 					if (tries >= MAX_TRIES) {
-						return Acquisition.heldByOther(LATE_LOOK_RETRY);
+						return givenUp(zk, parent, key, prefix, request);
 					}
 					continue;
 				}
@@ -288,7 +311,7 @@ final class ZooKeeperSharedHolds {
 				// Its node is gone (or never landed): a new place at the end of the line.
 				this.places.remove(key);
 				if (tries >= MAX_TRIES) {
-					return Acquisition.heldByOther(LATE_LOOK_RETRY);
+					return givenUp(zk, parent, key, prefix, request);
 				}
 				continue;
 			}
@@ -323,17 +346,44 @@ final class ZooKeeperSharedHolds {
 		}
 	}
 
+	/**
+	 * The session kept changing under this call's creates. A caller that does not queue never leaves
+	 * the line (the engine only asks those that did), so a node of this attempt is deleted here.
+	 */
+	private Acquisition givenUp(ZooKeeper zk, String parent, AttemptKey key, String prefix, AcquireRequest request)
+			throws Exception {
+		if (request.queueFor().toMillis() <= 0) {
+			leave(zk, parent, key, prefix);
+		}
+		return Acquisition.heldByOther(LATE_LOOK_RETRY);
+	}
+
+	private String inLine(String path, byte[] data, Stat stat) throws Exception {
+		return this.client.create().storingStatIn(stat).withMode(CreateMode.EPHEMERAL_SEQUENTIAL).forPath(path, data);
+	}
+
 	/** Creates the attempt's node at the end of the line; until the answer comes, its place is unknown. */
 	private Place create(String parent, AttemptKey key, String prefix, AcquireRequest request, long session)
 			throws Exception {
 		this.places.put(key, new Place(null, 0, session));
 		String node = (key.kind() == HoldKind.PERMIT) ? prefix + request.permits() + "-" : prefix;
 		Stat stat = new Stat();
-		String path = this.client.create()
-			.storingStatIn(stat)
-			.creatingParentContainersIfNeeded()
-			.withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
-			.forPath(parent + "/" + node, ZooKeeperNodeData.nodeData(key.owner(), key.ticket()));
+		byte[] data = ZooKeeperNodeData.nodeData(key.owner(), key.ticket());
+		String path;
+		try {
+			path = inLine(parent + "/" + node, data, stat);
+		}
+		catch (KeeperException.NoNodeException noParent) {
+			// Only the lock's own parent is a container, which the ensemble deletes once it stays empty;
+			// the base path above it stays persistent, as the exclusive locks made it.
+			try {
+				this.client.create().creatingParentsIfNeeded().withMode(CreateMode.CONTAINER).forPath(parent);
+			}
+			catch (KeeperException.NodeExistsException made) {
+				// Another client made it first.
+			}
+			path = inLine(parent + "/" + node, data, stat);
+		}
 		this.connection.hook("created-in-line", key.name());
 		Place place = new Place(ZKPaths.getNodeFromPath(path), stat.getCzxid(), stat.getEphemeralOwner());
 		this.places.put(key, place);
@@ -347,7 +397,7 @@ final class ZooKeeperSharedHolds {
 	 */
 	private Acquisition downgrade(AcquireRequest request, String parent, AttemptKey key, Held write) throws Exception {
 		String writeNode = ZKPaths.getNodeFromPath(write.path);
-		String node = attemptPrefix(HoldKind.READ, key.ticket()) + writeNode.substring(writeNode.lastIndexOf('-') + 1) + "d";
+		String node = attemptPrefix(HoldKind.READ, key.ticket()) + writeNode.substring(Node.sequenceStart(writeNode)) + "d";
 		String path = parent + "/" + node;
 		this.places.put(key, new Place(null, 0, write.session));
 		try {

@@ -179,9 +179,9 @@ class SharedKindsEngineTest {
 			assertThat(exclusiveOnly.offersReadWriteLocks()).isFalse();
 			assertThat(exclusiveOnly.offersSemaphores()).isFalse();
 			assertThatThrownBy(() -> exclusiveOnly.getReadWriteLock("x")).isInstanceOf(UnsupportedOperationException.class)
-				.hasMessageContaining("single Redis");
+				.hasMessageContaining("the table lock");
 			assertThatThrownBy(() -> exclusiveOnly.getSemaphore("x", 3)).isInstanceOf(UnsupportedOperationException.class)
-				.hasMessageContaining("single Redis");
+				.hasMessageContaining("the table lock");
 		}
 		finally {
 			exclusiveOnly.close();

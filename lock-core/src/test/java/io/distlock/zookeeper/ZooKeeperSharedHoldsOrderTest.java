@@ -30,4 +30,17 @@ class ZooKeeperSharedHoldsOrderTest {
 			.isFalse();
 	}
 
+	@Test
+	void theNodeMadeRightAfterTheWrapSortsAfterTheLastOneBeforeIt() {
+		String holder = "w-inst1.a-" + Integer.MAX_VALUE;
+		String later = "w-inst2.b-" + Integer.MIN_VALUE;
+		String downgrade = "r-inst1.c-" + Integer.MAX_VALUE + "d";
+		List<ZooKeeperSharedHolds.Node> line = new ArrayList<>(List.of(ZooKeeperSharedHolds.Node.parse(later),
+				ZooKeeperSharedHolds.Node.parse(downgrade), ZooKeeperSharedHolds.Node.parse(holder)));
+		Collections.sort(line);
+		assertThat(line).extracting(ZooKeeperSharedHolds.Node::name).containsExactly(holder, downgrade, later);
+		assertThat(ZooKeeperSharedHolds.Node.parse("r-inst1.c-" + Integer.MIN_VALUE + "d").sequence())
+			.as("a downgrade node after the wrap keeps its sign").isEqualTo(Integer.MIN_VALUE);
+	}
+
 }
