@@ -25,6 +25,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import io.distlock.DistLock;
+import io.distlock.DistSemaphore;
 import io.distlock.HoldInfo;
 import io.distlock.HoldKind;
 import io.distlock.LockRegistry;
@@ -151,6 +152,31 @@ class LockModeAnnotationTests {
 	}
 
 	@Test
+	void futuresHoldTheirPermitsUntilTheyComplete() throws Exception {
+		ConfigurableApplicationContext context = start(ExportsConfiguration.class);
+		Exports exports = context.getBean(Exports.class);
+		CompletableFuture<String> first = new CompletableFuture<>();
+		CompletableFuture<String> second = new CompletableFuture<>();
+		CompletableFuture<String> firstExport = exports.export(first);
+		CompletableFuture<String> secondExport = exports.export(second);
+		LockRegistry registry = context.getBean(LockRegistry.class);
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+		while (registry.heldLocks().stream().filter(hold -> hold.kind() == HoldKind.PERMIT).count() < 2) {
+			assertThat(System.nanoTime() - deadline).as("both permits taken within 30 s").isNegative();
+			Thread.sleep(10);
+		}
+		// Both methods have returned their futures; their work, and so their permits, goes on.
+		DistSemaphore other = start(ExportsConfiguration.class).getBean(LockRegistry.class).getSemaphore("exports", 2);
+		assertThat(other.tryAcquire(Duration.ofMillis(200))).as("a third permit while both exports run").isFalse();
+		first.complete("exported");
+		assertThat(firstExport.get(30, TimeUnit.SECONDS)).isEqualTo("exported");
+		assertThat(other.tryAcquire(Duration.ofSeconds(10))).as("the permit the finished export gave back").isTrue();
+		other.release();
+		second.complete("exported");
+		assertThat(secondExport.get(30, TimeUnit.SECONDS)).isEqualTo("exported");
+	}
+
+	@Test
 	void aModeWithPermitsStopsStartUpNamingTheMethod() {
 		assertThatThrownBy(() -> start(ModeAndPermitsConfiguration.class)).satisfies(failure -> {
 			Throwable cause = invalidAnnotation(failure);
@@ -256,6 +282,15 @@ class LockModeAnnotationTests {
 
 	}
 
+	static class Exports {
+
+		@DistributedLock(key = "'exports'", permits = 2)
+		public CompletableFuture<String> export(CompletableFuture<String> finish) {
+			return finish;
+		}
+
+	}
+
 	static class ModeAndPermits {
 
 		@DistributedLock(key = "'report'", mode = LockMode.READ, permits = 3)
@@ -303,6 +338,16 @@ class LockModeAnnotationTests {
 		@Bean
 		Payments payments() {
 			return new Payments();
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class ExportsConfiguration {
+
+		@Bean
+		Exports exports() {
+			return new Exports();
 		}
 
 	}
