@@ -28,6 +28,8 @@ import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.ConfigurableApplicationContext;
 
 import io.distlock.DistLock;
+import io.distlock.DistReadWriteLock;
+import io.distlock.DistSemaphore;
 import io.distlock.annotation.LockAcquisitionException;
 import io.distlock.LockRegistry;
 import io.distlock.annotation.LockedServices.Blocking;
@@ -111,6 +113,32 @@ class DistLockObservabilityTests {
 		assertThat(meters.get("distlock.holds.active").gauge().value()).isEqualTo(1);
 		assertThat(meters.get("distlock.watchdog.renewals").functionCounter()).isNotNull();
 		assertThat(meters.get("distlock.holds.lost").functionCounter().count()).isZero();
+	}
+
+	@Test
+	void endpointListsReadHoldsWriteHoldsAndPermitsWithTheirKind() throws Exception {
+		ConfigurableApplicationContext context = startWeb();
+		LockRegistry registry = context.getBean(LockRegistry.class);
+		DistReadWriteLock report = registry.getReadWriteLock("report");
+		report.writeLock().lock();
+		// A downgrade: this thread holds the write lock and the read lock.
+		report.readLock().lock();
+		DistSemaphore payments = registry.getSemaphore("payments", 3);
+		payments.acquire();
+		try {
+			String body = get(context, "/actuator/distlock");
+			assertThat(body).contains("\"lock\":\"report\"")
+				.contains("\"kind\":\"write\"")
+				.contains("\"kind\":\"read\"")
+				.contains("\"lock\":\"payments\"")
+				.contains("\"kind\":\"permit\"")
+				.doesNotContain("\"kind\":\"exclusive\"");
+		}
+		finally {
+			payments.release();
+			report.readLock().unlock();
+			report.writeLock().unlock();
+		}
 	}
 
 	@Test
