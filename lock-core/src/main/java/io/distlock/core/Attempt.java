@@ -153,7 +153,7 @@ final class Attempt {
 		}
 		Hold hold = heldNow();
 		if (hold == null && this.id.kind() == HoldKind.WRITE
-				&& this.holds.get(this.holds.key(this.name, HoldKind.READ, this.owner)) != null) {
+				&& this.holds.holds(this.name, HoldKind.READ, this.owner)) {
 			// Known here, before anything is sent or queued: the backend would refuse it too.
 			throw new LockUpgradeException(this.name, Thread.currentThread().getName());
 		}

@@ -72,11 +72,19 @@ final class HoldTable {
 	 */
 	boolean holdsAny(String name, HoldKind.Family family, String owner) {
 		for (HoldKind kind : HoldKind.values()) {
-			if (kind.family() == family && this.holds.containsKey(new HoldKey(name, kind, owner))) {
+			if (kind.family() == family && holds(name, kind, owner)) {
 				return true;
 			}
 		}
 		return false;
+	}
+
+	/**
+	 * @return whether the owner holds a hold of this kind; unlike {@link #key}, it leaves the thread's
+	 * last key as it was, since the thread is after another hold
+	 */
+	boolean holds(String name, HoldKind kind, String owner) {
+		return this.holds.containsKey(new HoldKey(name, kind, owner));
 	}
 
 	/** Records a new hold; it must be confirmed first, since the watchdog may see it at once. */
@@ -210,15 +218,11 @@ final class HoldTable {
 			return hold.lost();
 		}
 		this.lostHolds.incrementAndGet();
-		log.warn("{} held by {} (thread '{}'{}) was lost: {}", capitalized(hold.kind.describe(hold.name)), hold.owner,
+		log.warn("{} held by {} (thread '{}'{}) was lost: {}", LockId.capitalized(hold.kind.describe(hold.name)), hold.owner,
 				hold.threadName(),
 				(hold.origin() != null) ? ", in " + hold.origin() : "", reason);
 		this.listeners.holdLost(lost);
 		return lost;
-	}
-
-	private static String capitalized(String text) {
-		return Character.toUpperCase(text.charAt(0)) + text.substring(1);
 	}
 
 	/** A lock name, a kind and an owner: the key of one hold. */

@@ -63,6 +63,11 @@ final class LockId {
 		return this.kind.describe(this.name);
 	}
 
+	/** @return a description (such as {@link #describe()}'s) with its first letter capitalized, to start a sentence */
+	static String capitalized(String text) {
+		return Character.toUpperCase(text.charAt(0)) + text.substring(1);
+	}
+
 	@Override
 	public boolean equals(Object other) {
 		return other instanceof LockId that && this.kind == that.kind && this.permits == that.permits

@@ -60,7 +60,7 @@ final class Unlocking {
 		String name = id.name();
 		if (LockArguments.isPositive(keep) && !this.backend.leasesExpire()) {
 			// Checked before anything changes: the caller still holds the lock and can unlock it plainly.
-			throw new UnsupportedOperationException(capitalized(id.describe()) + " cannot be kept for " + keep
+			throw new UnsupportedOperationException(LockId.capitalized(id.describe()) + " cannot be kept for " + keep
 					+ " after its release: holds of " + this.backend.description()
 					+ " do not expire on their own; unlock() it instead");
 		}
@@ -149,10 +149,6 @@ final class Unlocking {
 			case READ, WRITE -> "Cannot unlock the " + id.describe() + ": " + thread + " does not hold it";
 			case PERMIT -> "Cannot release a permit of " + id.describe() + ": " + thread + " holds none";
 		});
-	}
-
-	private static String capitalized(String text) {
-		return Character.toUpperCase(text.charAt(0)) + text.substring(1);
 	}
 
 	private void cleanUpLostHold(Hold hold) {

@@ -148,8 +148,8 @@ public final class RedisLockBackend implements LockBackend {
 	 * Acquires, and if the lock is taken queues the owner for {@code queueFor}: a release then hands
 	 * the lock to the first live queued owner instead of freeing it, and publishes
 	 * {@code grant <token> <owner> <ticket> <lock channel>}. A read, write or permit hold goes to
-	 * {@code acquire-shared.lua}, which also answers {@link Acquisition.Status#UPGRADE_REFUSED} and
-	 * {@link Acquisition.Status#PERMITS_DIFFER}.
+	 * {@code acquire-shared.lua}, which also answers {@link Acquisition.Status#PERMITS_DIFFER} (an
+	 * upgrade never gets there: the engine refuses it).
 	 */
 	@Override
 	public Acquisition acquire(AcquireRequest request) {
