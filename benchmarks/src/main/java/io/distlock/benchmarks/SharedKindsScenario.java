@@ -14,12 +14,9 @@ import java.util.concurrent.locks.ReadWriteLock;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
-import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.redisson.Redisson;
 import org.redisson.api.RPermitExpirableSemaphore;
 import org.redisson.api.RedissonClient;
@@ -327,20 +324,7 @@ final class SharedKindsScenario {
 	}
 
 	private static SharedClient curator(String connectString) {
-		CuratorFramework client = CuratorFrameworkFactory.newClient(connectString, 15_000, 5_000,
-				new ExponentialBackoffRetry(100, 3));
-		client.start();
-		try {
-			if (!client.blockUntilConnected(20, TimeUnit.SECONDS)) {
-				client.close();
-				throw new IllegalStateException("curator: no ZooKeeper at " + connectString);
-			}
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			client.close();
-			throw new IllegalStateException(ex);
-		}
+		CuratorFramework client = ZooKeeperContenders.curator(connectString, "curator");
 		// One lock and one semaphore object per client, shared by its threads (Curator keeps holds per thread).
 		java.util.Map<String, ReadWriteLock> locks = new java.util.concurrent.ConcurrentHashMap<>();
 		java.util.Map<String, InterProcessSemaphoreV2> semaphores = new java.util.concurrent.ConcurrentHashMap<>();
@@ -349,8 +333,8 @@ final class SharedKindsScenario {
 			public ReadWriteLock readWriteLock(String name) {
 				return locks.computeIfAbsent(name, key -> {
 					InterProcessReadWriteLock lock = new InterProcessReadWriteLock(client, "/curator-bench-rw/" + key);
-					Lock read = new MutexLock(lock.readLock());
-					Lock write = new MutexLock(lock.writeLock());
+					Lock read = new ZooKeeperContenders.MutexLock(lock.readLock());
+					Lock write = new ZooKeeperContenders.MutexLock(lock.writeLock());
 					return new ReadWriteLock() {
 						@Override
 						public Lock readLock() {
@@ -378,51 +362,6 @@ final class SharedKindsScenario {
 				client.close();
 			}
 		};
-	}
-
-	/** A Curator mutex seen as a {@link Lock}, for the loops above. */
-	private record MutexLock(InterProcessMutex mutex) implements Lock {
-
-		@Override
-		public void lock() {
-			try {
-				this.mutex.acquire();
-			}
-			catch (Exception ex) {
-				throw new IllegalStateException(ex);
-			}
-		}
-
-		@Override
-		public void unlock() {
-			try {
-				this.mutex.release();
-			}
-			catch (Exception ex) {
-				throw new IllegalStateException(ex);
-			}
-		}
-
-		@Override
-		public void lockInterruptibly() {
-			lock();
-		}
-
-		@Override
-		public boolean tryLock() {
-			throw new UnsupportedOperationException();
-		}
-
-		@Override
-		public boolean tryLock(long time, TimeUnit unit) {
-			throw new UnsupportedOperationException();
-		}
-
-		@Override
-		public java.util.concurrent.locks.Condition newCondition() {
-			throw new UnsupportedOperationException();
-		}
-
 	}
 
 }

@@ -88,7 +88,8 @@ final class ZooKeeperContenders {
 		};
 	}
 
-	private static CuratorFramework curator(String connectString, String library) {
+	/** A started Curator client (one ZooKeeper session), connected; also the shared-kinds scenarios'. */
+	static CuratorFramework curator(String connectString, String library) {
 		CuratorFramework client = CuratorFrameworkFactory.newClient(connectString, 15_000, 5_000,
 				new ExponentialBackoffRetry(100, 3));
 		client.start();
@@ -107,7 +108,7 @@ final class ZooKeeperContenders {
 	}
 
 	/** {@link InterProcessMutex} seen as a {@link Lock}, for the scenarios' loops. */
-	private record MutexLock(InterProcessMutex mutex) implements Lock {
+	record MutexLock(InterProcessMutex mutex) implements Lock {
 
 		@Override
 		public void lock() {
