@@ -65,6 +65,21 @@ final class Charts {
 				"bytes per acquisition", false, byClients, count -> count, result -> result.costs().replyBytes());
 	}
 
+	/** Scenario 13: throughput, Redis CPU per acquisition and lock-plus-wait p99 by instances on one key. */
+	static void scale(Map<Integer, Map<String, LockBenchmarks.Result>> byInstances, int threadsPerInstance) {
+		Path dir = directory();
+		if (dir == null || byInstances.isEmpty()) {
+			return;
+		}
+		String key = "One key, " + threadsPerInstance + " threads per instance: ";
+		curve(dir.resolve("scale-throughput.png"), key + "acquisitions per second", "instances", "acquisitions/s", false,
+				byInstances, count -> count, LockBenchmarks.Result::opsPerSecond);
+		curve(dir.resolve("scale-redis-cpu.png"), key + "Redis CPU per acquisition", "instances", "microseconds", false,
+				byInstances, count -> count, result -> result.costs().redisCpuMicros());
+		curve(dir.resolve("scale-lock-wait-p99.png"), key + "lock-plus-wait p99", "instances", "milliseconds", true,
+				byInstances, count -> count, result -> Math.max(0.01, result.pair().getValueAtPercentile(99) / 1e6));
+	}
+
 	/** Scenario 10: uncontended pairs per second and Redis CPU per pair by number of distinct names. */
 	static void names(Map<Integer, Map<String, LockBenchmarks.Result>> byNames) {
 		Path dir = directory();

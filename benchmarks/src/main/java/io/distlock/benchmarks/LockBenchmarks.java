@@ -32,8 +32,8 @@ import io.distlock.embedded.RedisServerProcess;
  * <p>Arguments: measured duration and warm-up per scenario and library (ISO-8601, e.g. PT10S PT3S),
  * how many distinct names the memory scenario takes (default a million), and which scenarios run
  * ({@code all}, or a comma-separated subset of uncontended, contended, redlock, annotation, zookeeper, memory; the
- * reactive, waiters, names, clients and handoff-floor scenarios run only when named; read-mostly and
- * semaphore run with {@code all}).
+ * reactive, waiters, names, clients and handoff-floor scenarios run only when named; read-mostly,
+ * semaphore and scale ({@link ScaleScenario}) run with {@code all}).
  * {@code -Dbench.floors=true} adds the floor-script lock, a reference rather than a peer, to the libraries.
  * A run fails (non-zero) if a contended run loses an update: speed without exclusion is worthless.
  */
@@ -78,6 +78,7 @@ public final class LockBenchmarks {
 		Histogram handOffFloor = null;
 		Map<String, SharedKindsScenario.Result> readMostly = new LinkedHashMap<>();
 		Map<String, SharedKindsScenario.Result> semaphores = new LinkedHashMap<>();
+		ScaleScenario.Results scale = null;
 		try (RedisServerProcess redis = RedisServerProcess.start()) {
 			// -Dbench.only=distlock,naive narrows a run to some libraries (e.g. under a profiler).
 			String only = System.getProperty("bench.only", "");
@@ -156,10 +157,14 @@ public final class LockBenchmarks {
 					}
 				}
 			}
+			if (selected.test("scale")) {
+				scale = ScaleScenario.run(contenders, redis, warmup, duration);
+			}
 			// Opt-in: named explicitly, not part of "all". One key, 2 threads per client, 1 to 64 clients
 			// (-Dbench.clients=1,4,16,64 by default).
 			if (scenarios.contains("clients")) {
-				for (String listed : System.getProperty("bench.clients", "1,4,16,64").split(",")) {
+				String clientCounts = System.getProperty("bench.clients", "");
+				for (String listed : (clientCounts.isBlank() ? "1,4,16,64" : clientCounts).split(",")) {
 					int clientCount = Integer.parseInt(listed.trim());
 					for (Contender contender : contenders) {
 						Result result = contended(contender, redis, warmup, duration, clientCount, 2 * clientCount,
@@ -238,6 +243,9 @@ public final class LockBenchmarks {
 			Charts.clients(byClients);
 		}
 		Charts.costs(uncontended);
+		if (scale != null) {
+			ScaleScenario.report(report, scale);
+		}
 		if (!byNames.isEmpty()) {
 			report.add("Scenario 10, names: 4 threads, each its own share of N names, a lock handle per pair, one client");
 			report.add(String.format(Locale.ROOT, "%-14s %10s %10s %10s %10s %10s %12s", "library", "names", "pairs/s",
@@ -461,7 +469,7 @@ public final class LockBenchmarks {
 		report.add("");
 	}
 
-	private static long micros(Histogram histogram, double percentile) {
+	static long micros(Histogram histogram, double percentile) {
 		return histogram.getValueAtPercentile(percentile) / 1000;
 	}
 
@@ -602,6 +610,15 @@ public final class LockBenchmarks {
 	 */
 	static Result contended(Contender contender, RedisServerProcess redis, Duration warmup, Duration duration,
 			int clientCount, int threads, CostMeter meter) throws Exception {
+		return contended(contender, redis, warmup, duration, clientCount, threads, 1, meter);
+	}
+
+	/**
+	 * As above, over {@code keys} keys: thread {@code t} takes key {@code t % keys}, each key with a
+	 * Redis counter of its own, and a hand-off is counted when a key passes to another thread.
+	 */
+	static Result contended(Contender contender, RedisServerProcess redis, Duration warmup, Duration duration,
+			int clientCount, int threads, int keys, CostMeter meter) throws Exception {
 		List<Contender.Client> clients = new ArrayList<>();
 		LettuceConnectionFactory counterConnection = Contenders.connectionFactory(redis.host(), redis.port());
 		try {
@@ -616,15 +633,31 @@ public final class LockBenchmarks {
 			}
 
 			StringRedisTemplate counter = new StringRedisTemplate(counterConnection);
-			counter.opsForValue().set("bench:counter", "0");
-			long[] local = new long[1];
-			AtomicLong acquisitions = new AtomicLong();
-			AtomicLong releaseStartedAt = new AtomicLong();
-			AtomicLong lastHolder = new AtomicLong(-1);
+			// One key keeps the names earlier runs used.
+			java.util.function.IntFunction<String> keyName = key -> (keys == 1) ? "contended" : "contended:" + key;
+			java.util.function.IntFunction<String> counterName = key -> (keys == 1) ? "bench:counter"
+					: "bench:counter:" + key;
+			long[] local = new long[keys];
+			AtomicLong[] acquisitionsByKey = new AtomicLong[keys];
+			AtomicLong[] releaseStartedAtByKey = new AtomicLong[keys];
+			AtomicLong[] lastHolderByKey = new AtomicLong[keys];
+			for (int key = 0; key < keys; key++) {
+				counter.opsForValue().set(counterName.apply(key), "0");
+				acquisitionsByKey[key] = new AtomicLong();
+				releaseStartedAtByKey[key] = new AtomicLong();
+				lastHolderByKey[key] = new AtomicLong(-1);
+			}
 			Histogram lockWait = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
 			Histogram handoff = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
 			long[] counts = run(threads, warmup, duration, (thread, measuring) -> {
-				Lock lock = clients.get(thread % clientCount).lock("contended");
+				int key = thread % keys;
+				// Every key is contended by threads of every client (thread % clientCount would give a key
+				// only the clients that share its parity when both counts are even).
+				Lock lock = clients.get((thread / keys) % clientCount).lock(keyName.apply(key));
+				String counterKey = counterName.apply(key);
+				AtomicLong acquisitions = acquisitionsByKey[key];
+				AtomicLong releaseStartedAt = releaseStartedAtByKey[key];
+				AtomicLong lastHolder = lastHolderByKey[key];
 				return () -> {
 					long start = System.nanoTime();
 					lock.lock();
@@ -634,9 +667,9 @@ public final class LockBenchmarks {
 						// is visible, so a lost update below means the lock failed, not the memory model.
 						long releasedAt = releaseStartedAt.get();
 						long previous = lastHolder.getAndSet(thread);
-						String value = counter.opsForValue().get("bench:counter");
-						counter.opsForValue().set("bench:counter", Long.toString(Long.parseLong(value) + 1));
-						local[0]++;
+						String value = counter.opsForValue().get(counterKey);
+						counter.opsForValue().set(counterKey, Long.toString(Long.parseLong(value) + 1));
+						local[key]++;
 						acquisitions.incrementAndGet();
 						if (measuring.get()) {
 							synchronized (lockWait) {
@@ -657,10 +690,13 @@ public final class LockBenchmarks {
 			}, meter);
 			// Counted after the run: some libraries open their pub/sub connections only when a thread waits.
 			long connections = connectedClients(redis) - connectionsBefore;
-			long inRedis = Long.parseLong(counter.opsForValue().get("bench:counter"));
-			if (inRedis != acquisitions.get() || local[0] != acquisitions.get()) {
-				throw new IllegalStateException(contender.name() + " LOST UPDATES: " + acquisitions.get()
-						+ " acquisitions, Redis counter " + inRedis + ", local counter " + local[0]);
+			for (int key = 0; key < keys; key++) {
+				long inRedis = Long.parseLong(counter.opsForValue().get(counterName.apply(key)));
+				long acquired = acquisitionsByKey[key].get();
+				if (inRedis != acquired || local[key] != acquired) {
+					throw new IllegalStateException(contender.name() + " LOST UPDATES on " + keyName.apply(key) + ": "
+							+ acquired + " acquisitions, Redis counter " + inRedis + ", local counter " + local[key]);
+				}
 			}
 			long min = java.util.Arrays.stream(counts).min().orElse(0);
 			long max = java.util.Arrays.stream(counts).max().orElse(1);
@@ -676,6 +712,17 @@ public final class LockBenchmarks {
 
 	/** Whether {@link #run} starts virtual threads instead of platform threads (Java 21+). */
 	private static volatile boolean virtualThreads;
+
+	/** Runs {@code body} with {@link #run} starting virtual threads (Java 21+). */
+	static <T> T onVirtualThreads(java.util.concurrent.Callable<T> body) throws Exception {
+		virtualThreads = true;
+		try {
+			return body.call();
+		}
+		finally {
+			virtualThreads = false;
+		}
+	}
 
 	/** Runs {@code threads} loops for the warm-up and then the measured duration; counts measured iterations. */
 	private static long[] run(int threads, Duration warmup, Duration duration, LoopFactory loops) throws Exception {
