@@ -65,7 +65,7 @@ final class Charts {
 				"bytes per acquisition", false, byClients, count -> count, result -> result.costs().replyBytes());
 	}
 
-	/** Scenario 13: throughput, Redis CPU per acquisition and lock-plus-wait p99 by instances on one key. */
+	/** Scenario 14: throughput, Redis CPU per acquisition and lock-plus-wait p99 by instances on one key. */
 	static void scale(Map<Integer, Map<String, LockBenchmarks.Result>> byInstances, int threadsPerInstance) {
 		Path dir = directory();
 		if (dir == null || byInstances.isEmpty()) {

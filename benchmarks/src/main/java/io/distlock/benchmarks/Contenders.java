@@ -45,13 +45,22 @@ final class Contenders {
 	}
 
 	static Contender distlock(String host, int port) {
+		return distlock(() -> connectionFactory(host, port));
+	}
+
+	/**
+	 * @param connections makes each client's own connection factory (a single server's, or a
+	 * Cluster's), destroyed with the client
+	 * @return distlock on those connections
+	 */
+	static Contender distlock(java.util.function.Supplier<LettuceConnectionFactory> connections) {
 		return new Contender() {
 			public String name() {
 				return "distlock";
 			}
 
 			public Client newClient() {
-				LettuceConnectionFactory factory = connectionFactory(host, port);
+				LettuceConnectionFactory factory = connections.get();
 				io.distlock.redis.RedisLockRegistry registry = new io.distlock.redis.RedisLockRegistry(factory, "bench",
 						LockEngineOptions.builder().restartGrace(restartGrace()).build());
 				return Client.of(key -> registry.getLock(key), () -> {
@@ -88,14 +97,24 @@ final class Contenders {
 	}
 
 	static Contender springIntegration(String host, int port, RedisLockRegistry.RedisLockType type) {
+		return springIntegration(() -> connectionFactory(host, port), type);
+	}
+
+	/**
+	 * @param connections makes each client's own connection factory, destroyed with the client
+	 * @param type the registry's lock type
+	 * @return Spring Integration's registry on those connections
+	 */
+	static Contender springIntegration(java.util.function.Supplier<LettuceConnectionFactory> connections,
+			RedisLockRegistry.RedisLockType type) {
 		return new Contender() {
 			public String name() {
 				return "spring-" + type.name().toLowerCase(java.util.Locale.ROOT).replace("_lock", "").replace('_', '-');
 			}
 
 			public Client newClient() {
-				LettuceConnectionFactory factory = connectionFactory(host, port);
-				RedisLockRegistry registry = new RedisLockRegistry(factory, "spring-" + type.name(), 30_000);
+				LettuceConnectionFactory factory = connections.get();
+				RedisLockRegistry registry = new RedisLockRegistry(factory, springRegistryKey(type), 30_000);
 				registry.setRedisLockType(type);
 				return Client.of(key -> registry.obtain(key), () -> {
 					registry.destroy();
@@ -103,6 +122,15 @@ final class Contenders {
 				});
 			}
 		};
+	}
+
+	/**
+	 * @param type the lock type
+	 * @return the registry key of Spring Integration's registry of that type here; a lock's Redis
+	 * key is {@code <registry key>:<name>}, its release channel {@code <registry key>-channel}
+	 */
+	static String springRegistryKey(RedisLockRegistry.RedisLockType type) {
+		return "spring-" + type.name();
 	}
 
 	/** The seeds' lock: SET NX PX, 50 ms polling, Lua compare-and-delete. Two round trips a pair. */

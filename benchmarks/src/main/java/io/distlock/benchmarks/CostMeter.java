@@ -17,7 +17,7 @@ import io.distlock.embedded.RedisServerProcess;
  * alone (the library's own threads, Lettuce's event loops and the harness are the difference). On a
  * machine where client and server share the cores, throughput follows the sum of the two CPU figures.
  */
-final class CostMeter {
+final class CostMeter implements LockBenchmarks.Window {
 
 	private final RedisServerProcess redis;
 
@@ -33,17 +33,20 @@ final class CostMeter {
 	}
 
 	/** Counts {@code thread}'s allocations as a caller's; call it from the thread before {@link #start()}. */
-	void caller(Thread thread) {
+	@Override
+	public void caller(Thread thread) {
 		this.callers.add(thread);
 	}
 
 	/** The window starts. */
-	void start() {
+	@Override
+	public void start() {
 		this.start = snapshot();
 	}
 
 	/** The window ends. */
-	void stop() {
+	@Override
+	public void stop() {
 		this.end = snapshot();
 	}
 

@@ -32,8 +32,9 @@ import io.distlock.embedded.RedisServerProcess;
  * <p>Arguments: measured duration and warm-up per scenario and library (ISO-8601, e.g. PT10S PT3S),
  * how many distinct names the memory scenario takes (default a million), and which scenarios run
  * ({@code all}, or a comma-separated subset of uncontended, contended, redlock, annotation, zookeeper, memory; the
- * reactive, waiters, names, clients and handoff-floor scenarios run only when named; read-mostly,
- * semaphore and scale ({@link ScaleScenario}) run with {@code all}).
+ * reactive, waiters, names, clients, handoff-floor and cluster scenarios run only when named; read-mostly,
+ * semaphore and scale ({@link ScaleScenario}) run with {@code all}). {@code -Dbench.cluster.masters=3,6}
+ * sets the cluster scenario's cluster sizes.
  * {@code -Dbench.floors=true} adds the floor-script lock, a reference rather than a peer, to the libraries.
  * A run fails (non-zero) if a contended run loses an update: speed without exclusion is worthless.
  */
@@ -193,6 +194,17 @@ public final class LockBenchmarks {
 				}
 			}
 		}
+		// Opt-in: scenario 13 on Redis Clusters of its own (-Dbench.cluster.masters=3,6 by default).
+		List<String> clusterReport = new ArrayList<>();
+		if (scenarios.contains("cluster")) {
+			String only = System.getProperty("bench.only", "");
+			List<Integer> masterCounts = java.util.Arrays.stream(System.getProperty("bench.cluster.masters", "3,6").split(","))
+				.map(String::trim)
+				.map(Integer::valueOf)
+				.toList();
+			ClusterScenario.run(masterCounts, warmup, duration,
+					name -> only.isEmpty() || List.of(only.split(",")).contains(name), clusterReport);
+		}
 		List<RedisServerProcess> masters = new ArrayList<>();
 		try {
 			for (int i = 0; i < (selected.test("redlock") ? 5 : 0); i++) {
@@ -317,6 +329,7 @@ public final class LockBenchmarks {
 		ratios(report, "zookeeper-uncontended", zkUncontended, "distlock");
 		ratios(report, "zookeeper-contended", zkContended, "distlock");
 		ratios(report, "zookeeper-ensemble", zkEnsemble, "distlock");
+		report.addAll(clusterReport);
 		report.forEach(System.out::println);
 	}
 
@@ -730,7 +743,7 @@ public final class LockBenchmarks {
 	}
 
 	/** As above; {@code meter}, if given, measures the costs of the measured window. */
-	private static long[] run(int threads, Duration warmup, Duration duration, LoopFactory loops, CostMeter meter)
+	static long[] run(int threads, Duration warmup, Duration duration, LoopFactory loops, Window meter)
 			throws Exception {
 		java.util.concurrent.atomic.AtomicBoolean measuring = new java.util.concurrent.atomic.AtomicBoolean();
 		java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
@@ -772,6 +785,25 @@ public final class LockBenchmarks {
 		pool.shutdown();
 		log.debug("ran {} threads", threads);
 		return counts;
+	}
+
+	/**
+	 * What {@link #run} tells a meter: the calling threads, then where the measured window starts
+	 * and stops. {@link CostMeter} reads one server's counters; the cluster scenario reads every
+	 * master's.
+	 */
+	interface Window {
+
+		/** Registers a calling thread; called from the thread itself, before {@link #start()}. */
+		default void caller(Thread thread) {
+		}
+
+		/** The measured window starts. */
+		void start();
+
+		/** The measured window ends. */
+		void stop();
+
 	}
 
 	@FunctionalInterface

@@ -11,7 +11,7 @@ import io.distlock.benchmarks.LockBenchmarks.Result;
 import io.distlock.embedded.RedisServerProcess;
 
 /**
- * Scenario 13, scale: how each library's cost and waiting grow with the instances contending for
+ * Scenario 14, scale: how each library's cost and waiting grow with the instances contending for
  * one key (1, 4, 16 and 64 instances of 4 threads by default), and with 10,000 virtual threads
  * waiting on 10 keys over 4 instances (Java 21+). Every run keeps scenario 2's Redis counter per
  * key, so a lost update fails the run.
@@ -67,7 +67,7 @@ final class ScaleScenario {
 
 	/** The table, {@code RESULT} and {@code RATIO} lines, and the charts. */
 	static void report(List<String> report, Results results) {
-		report.add("Scenario 13, scale: one key, " + results.threadsPerInstance()
+		report.add("Scenario 14, scale: one key, " + results.threadsPerInstance()
 				+ " threads per instance (and virtual threads on " + VIRTUAL_KEYS + " keys); GET+SET of a Redis counter inside");
 		report.add(String.format(Locale.ROOT, "%-14s %10s %8s %5s %10s %14s %10s %10s %8s", "library", "instances",
 				"threads", "keys", "acq/s", "lock+wait p99", "redis us", "commands", "min/max"));
