@@ -99,7 +99,7 @@ final class ZooKeeperQueue {
 
 	/**
 	 * What this client saw of the line: as the second, the first node and since when the lock was
-	 * seen free under it; as the first, whether it has watched the lock's node yet.
+	 * seen free under it; whether its place is first (which it then stays).
 	 */
 	private static final class Lapse {
 
@@ -139,57 +139,66 @@ final class ZooKeeperQueue {
 					this.places.remove(name, place);
 					place = null;
 				}
-				List<String> nodes;
+				boolean joined = false;
 				if (place == null) {
-					nodes = children(zk, line);
-					if (othersIn(nodes) == 0) {
-						// Nobody waits: as cheap as a lock without a line, a read and the create.
+					if (!this.subscribers.containsKey(name)) {
+						// No thread of this client waits for the lock: the create first, as cheap as a lock without
+						// a line; the line is joined only if it is refused. (A waiter of this client, which is
+						// subscribed, joins straight away, not to pass those in line on a free lock.)
 						Acquisition direct = create(request);
 						if (direct.status() != Acquisition.Status.HELD_BY_OTHER) {
 							return direct;
 						}
 					}
 					place = join(zk, name, line, request.owner(), ticket, session);
+					joined = true;
 				}
-				place.tickets().add(ticket);
-				nodes = children(zk, line);
-				int index = nodes.indexOf(place.node());
-				if (index < 0) {
-					// Its place lapsed (a waiter behind found it frozen) or never landed: it queues again.
-					this.places.remove(name, place);
-					if (tries >= MAX_TRIES) {
-						return Acquisition.heldByOther(RETRY);
-					}
-					continue;
+				else {
+					place.tickets().add(ticket);
 				}
-				String ahead = null;
-				String first = null;
-				for (int i = 0; i < nodes.size(); i++) {
-					String node = nodes.get(i);
-					if (!node.startsWith(this.instance + ".")) {
-						first = (first != null) ? first : node;
-						ahead = (i < index) ? node : ahead;
-					}
-					else if (i != index) {
-						// This client's earlier place, whose deletion is under way, or a copy of a re-sent create.
-						deleteInBackground(zk, line + "/" + node);
-					}
-				}
-				if (ahead != null) {
-					if (ahead.equals(first) && lapsed(zk, place, name, first, placeTime)) {
-						this.connection.hook("lapsing", name);
-						deleteInBackground(zk, line + "/" + first);
+				if (!knownFirst(place)) {
+					List<String> nodes = children(zk, line);
+					int index = nodes.indexOf(place.node());
+					if (index < 0) {
+						// Its place lapsed (a waiter behind found it frozen) or never landed: it queues again.
+						this.places.remove(name, place);
+						if (tries >= MAX_TRIES) {
+							return Acquisition.heldByOther(RETRY);
+						}
 						continue;
 					}
-					if (zk.exists(this.connection.fullPath(line + "/" + ahead), new Wake(name)) == null) {
-						// Gone meanwhile: the line moved up.
-						continue;
+					String ahead = null;
+					String first = null;
+					for (int i = 0; i < nodes.size(); i++) {
+						String node = nodes.get(i);
+						if (!node.startsWith(this.instance + ".")) {
+							first = (first != null) ? first : node;
+							ahead = (i < index) ? node : ahead;
+						}
+						else if (i != index) {
+							// This client's earlier place, whose deletion is under way, or a copy of a re-sent create.
+							deleteInBackground(zk, line + "/" + node);
+						}
 					}
-					return Acquisition.heldByOther(half(placeTime));
-				}
-				if (!firstBefore(place) && zk.exists(this.connection.fullPath(this.connection.path(name)), new Wake(name)) != null) {
-					// Just moved up, usually as the waiter before took the lock: a look is cheaper than a refused create.
-					return Acquisition.heldByOther(this.connection.sessionTimeout());
+					if (ahead != null) {
+						// A place just made cannot tell yet how long the lock has been free: the next call looks.
+						if (!joined && ahead.equals(first) && lapsed(zk, place, name, first, placeTime)) {
+							this.connection.hook("lapsing", name);
+							deleteInBackground(zk, line + "/" + first);
+							continue;
+						}
+						if (zk.exists(this.connection.fullPath(line + "/" + ahead), new Wake(name)) == null) {
+							// Gone meanwhile: the line moved up.
+							continue;
+						}
+						return Acquisition.heldByOther(half(placeTime));
+					}
+					// First from now on, as places only join behind: later calls go straight to the create.
+					markFirst(place);
+					if (zk.exists(this.connection.fullPath(this.connection.path(name)), new Wake(name)) != null) {
+						// Usually the waiter before just took the lock: a look is cheaper than a refused create.
+						return Acquisition.heldByOther(this.connection.sessionTimeout());
+					}
 				}
 				Acquisition taken = create(request);
 				if (taken.status() == Acquisition.Status.ACQUIRED) {
@@ -214,12 +223,15 @@ final class ZooKeeperQueue {
 		}
 	}
 
-	/** @return whether this place was first in line at an earlier call already (and now sets it so) */
-	private static boolean firstBefore(Place place) {
+	private static boolean knownFirst(Place place) {
 		synchronized (place.lapse()) {
-			boolean before = place.lapse().first;
+			return place.lapse().first;
+		}
+	}
+
+	private static void markFirst(Place place) {
+		synchronized (place.lapse()) {
 			place.lapse().first = true;
-			return before;
 		}
 	}
 

@@ -257,7 +257,7 @@ class ZooKeeperWaitersLineTest {
 		assertThat(line(name)).as("the frozen waiter's place lapsed").doesNotContain(frozenPlace);
 		behind.releaseAndWait();
 
-		// Back again, it finds its place gone and queues anew.
+		// Back again, it finds the lock free and takes it.
 		Acquisition back = frozen.acquire(new AcquireRequest(name, "frozen:1", 0, Duration.ofSeconds(30),
 				LockBackend.QUEUE_PLACE, "1"));
 		assertThat(back.status()).isEqualTo(Acquisition.Status.ACQUIRED);
