@@ -128,6 +128,9 @@ public final class ZooKeeperLockBackend implements LockBackend {
 	/** The lease thread's hand-off: a hold whose lease ran out, already forgotten, has its node deleted. */
 	private void deleteExpired(Held hold) {
 		this.deletions.deleteQuietly(hold);
+		if (hold.kind == HoldKind.EXCLUSIVE) {
+			this.queue.holdEnded(hold.name);
+		}
 	}
 
 	@Override
@@ -217,7 +220,12 @@ public final class ZooKeeperLockBackend implements LockBackend {
 		if (request.kind() != HoldKind.EXCLUSIVE) {
 			return this.shared.release(request);
 		}
-		return this.deletions.release(request.name(), request.owner(), request.heldCount(), request.within());
+		Release released = this.deletions.release(request.name(), request.owner(), request.heldCount(), request.within());
+		if (released != Release.DECREMENTED) {
+			// After the lock's node: the waiter behind the place, woken by its deletion, finds the lock free.
+			this.queue.holdEnded(request.name());
+		}
+		return released;
 	}
 
 	/**

@@ -79,6 +79,9 @@ final class ZooKeeperQueue {
 	/** This client's place per lock name, while one of its attempts waits in line. */
 	private final Map<String, Place> places = new ConcurrentHashMap<>();
 
+	/** The place of each lock this client holds, taken through the line; it goes when the hold ends. */
+	private final Map<String, Place> holding = new ConcurrentHashMap<>();
+
 	/** The engine's subscriptions per lock name, which the one-shot watches wake. */
 	private final Map<String, List<Consumer<LockNotice>>> subscribers = new ConcurrentHashMap<>();
 
@@ -193,18 +196,19 @@ final class ZooKeeperQueue {
 						}
 						return Acquisition.heldByOther(half(placeTime));
 					}
-					// First from now on, as places only join behind: later calls go straight to the create.
+					// First from now on, as places only join behind: later calls go straight to the create. The
+					// place before went with its holder's release, so the lock is most likely free.
 					markFirst(place);
-					if (zk.exists(this.connection.fullPath(this.connection.path(name)), new Wake(name)) != null) {
-						// Usually the waiter before just took the lock: a look is cheaper than a refused create.
-						return Acquisition.heldByOther(this.connection.sessionTimeout());
-					}
 				}
 				Acquisition taken = create(request);
 				if (taken.status() == Acquisition.Status.ACQUIRED) {
-					// Its turn is used: the client's next attempt queues again at the end.
+					// Its turn is used: the client's next attempt queues again at the end. The place stays
+					// first until the hold ends, so that the waiter behind it is woken once, by the release.
 					this.places.remove(name, place);
-					deleteInBackground(zk, line + "/" + place.node());
+					Place earlier = this.holding.put(name, place);
+					if (earlier != null) {
+						deleteInBackground(zk, line + "/" + earlier.node());
+					}
 					return taken;
 				}
 				if (taken.status() != Acquisition.Status.HELD_BY_OTHER) {
@@ -403,6 +407,28 @@ final class ZooKeeperQueue {
 	/** The session that made every place is gone, and the ensemble deletes its nodes. */
 	void sessionLost() {
 		this.places.clear();
+		this.holding.clear();
+	}
+
+	/**
+	 * The hold of lock {@code name} ended here (released, or its lease ran out): the place it was
+	 * taken through goes now, after the lock's node, which wakes the waiter behind it.
+	 */
+	void holdEnded(String name) {
+		Place place = this.holding.remove(name);
+		if (place == null) {
+			return;
+		}
+		try {
+			ZooKeeper zk = this.connection.zooKeeper();
+			if (zk.getSessionId() == place.session()) {
+				deleteInBackground(zk, linePath(name) + "/" + place.node());
+			}
+		}
+		catch (Exception ex) {
+			// No handle: the session is over, and its places with it; else retried on reconnection.
+			this.deletions.removeLater(() -> deleteLineNode(linePath(name) + "/" + place.node()));
+		}
 	}
 
 	// Waking

@@ -56,8 +56,8 @@ class ZooKeeperWaitersLineTest {
 
 	private final List<AutoCloseable> closing = new CopyOnWriteArrayList<>();
 
-	/** Per backend made here, how often a release of the lock's node woke one of its waiters. */
-	private final Map<ZooKeeperLockBackend, AtomicInteger> wokenByRelease = new ConcurrentHashMap<>();
+	/** Per backend made here, how often a watch woke one of its waiters (a lock's node or a place went). */
+	private final Map<ZooKeeperLockBackend, AtomicInteger> woken = new ConcurrentHashMap<>();
 
 	private final ExecutorService threads = Executors.newCachedThreadPool();
 
@@ -99,9 +99,9 @@ class ZooKeeperWaitersLineTest {
 				this.clients.newCurator(ZooKeeperTestClients.SESSION_TIMEOUT), BASE, ZooKeeperTestClients.CONNECTION_TIMEOUT,
 				true);
 		AtomicInteger woken = new AtomicInteger();
-		this.wokenByRelease.put(backend, woken);
+		this.woken.put(backend, woken);
 		backend.hook = (point, name) -> {
-			if (point.equals("woken-by-release")) {
+			if (point.startsWith("woken-by-")) {
 				woken.incrementAndGet();
 			}
 		};
@@ -194,7 +194,7 @@ class ZooKeeperWaitersLineTest {
 	}
 
 	@Test
-	void aReleaseWakesOnlyTheFirstWaiterAndOnlyItWatchesTheLocksNode() throws Exception {
+	void eachHandOffWakesOneWaiterOnceAndOnlyTheFirstWatchesTheLocksNode() throws Exception {
 		String name = "one-woken";
 		DistLock held = registry().getLock(name);
 		assertThat(held.tryLock()).isTrue();
@@ -209,7 +209,7 @@ class ZooKeeperWaitersLineTest {
 			await().atMost(PATIENCE).until(() -> line(name).size() == queued);
 		}
 		// Each place is watched by the one behind it, and the lock's node by the first in line only;
-		// without a line, every waiting client would watch the lock's node.
+		// without a line, every waiting client watched the lock's node, and each release woke them all.
 		await().atMost(PATIENCE).until(() -> serverWatchesOn(lockPath(name)) == 1);
 		List<String> line = line(name);
 		assertThat(serverWatchesOn(lockPath(name) + ".q/" + line.get(0))).isEqualTo(1);
@@ -219,17 +219,15 @@ class ZooKeeperWaitersLineTest {
 		held.unlock();
 		for (int i = 0; i < 3; i++) {
 			assertThat(waiters.get(i).awaitAcquired()).isTrue();
-			// The next one has moved up and watches the lock's node before this one releases.
-			if (i < 2) {
-				await().atMost(PATIENCE).until(() -> serverWatchesOn(lockPath(name)) == 1);
-			}
+			// The holder's place stays first until it releases: the one behind sleeps through the take.
+			assertThat(line(name)).as("the holder's place and those behind it").hasSize(3 - i);
 			waiters.get(i).releaseAndWait();
 		}
 		assertThat(order).containsExactly(0, 1, 2);
-		// Three releases with a waiter: each woke exactly one client, the next in line.
 		for (ZooKeeperLockBackend backend : backends) {
-			assertThat(this.wokenByRelease.get(backend).get()).as("releases that woke this client").isEqualTo(1);
+			assertThat(this.woken.get(backend).get()).as("wake-ups of this client, for its one turn").isEqualTo(1);
 		}
+		await().atMost(PATIENCE).until(() -> line(name).isEmpty());
 	}
 
 	@Test
