@@ -37,20 +37,25 @@ import io.distlock.core.LockNotice;
  * <p><b>One place per client and lock.</b> The engine lets only the first waiting thread of a
  * lock call (its other threads wait behind it, in arrival order), so the client needs one place:
  * {@code <instance>.<n>-<sequence>}, {@code instance} random per backend and {@code n} counting its
- * places. A second thread that calls too (two that arrived together) uses the same place. The
- * place ends when one of the client's threads takes the lock through it (the next thread then
- * queues again at the end, so clients take turns), or when the last attempt that used it gives up.
+ * places. A second thread that calls too (two that arrived together) uses the same place. When one
+ * of the client's threads takes the lock through the place, the place stays first until that hold
+ * ends ({@link #holdEnded}), and the client's next thread queues again at the end, so clients take
+ * turns; a place also ends when the last attempt that used it gives up.
  *
- * <p><b>One waiter woken per release.</b> A waiter that is not first watches only the node before
- * its own (a one-shot {@code exists} watch); the first watches the lock's node. A release thus
- * wakes the first waiter only, and the departure of a waiter the one behind it.
+ * <p><b>One waiter woken per hand-off.</b> A waiter that is not first watches only the node before
+ * its own (a one-shot {@code exists} watch); the first watches the lock's node. A release deletes
+ * the lock's node and then the holder's place, which wakes the one waiter behind it; a waiter that
+ * leaves wakes the one behind it. A client none of whose threads waits for the lock tries the
+ * create before it looks at the line (an uncontended lock costs what it did without one), and
+ * joins the line only if the create is refused.
  *
  * <p><b>A frozen waiter</b> (its process paused, its session alive) must not hold the line up for
  * longer than a place time ({@link LockBackend#QUEUE_PLACE}, less for a shorter lease), as a
  * queued place lapses on Redis: the second in line looks whether the lock is free each time it is
  * called, which the engine does at least every half place time; once it found the lock free under
  * the same first node for half a place time, that node's place lapses (it deletes it), and the
- * second goes first. Its owner, should it come back, finds its node gone and queues again.
+ * second goes first. Its owner, should it come back, takes the lock if it is free, else finds its
+ * node gone and queues again.
  */
 final class ZooKeeperQueue {
 
@@ -170,6 +175,7 @@ final class ZooKeeperQueue {
 						}
 						continue;
 					}
+					Place held = this.holding.get(name);
 					String ahead = null;
 					String first = null;
 					for (int i = 0; i < nodes.size(); i++) {
@@ -178,8 +184,9 @@ final class ZooKeeperQueue {
 							first = (first != null) ? first : node;
 							ahead = (i < index) ? node : ahead;
 						}
-						else if (i != index) {
+						else if (i != index && (held == null || !node.equals(held.node()))) {
 							// This client's earlier place, whose deletion is under way, or a copy of a re-sent create.
+							// (The place of its own hold stays until the hold ends, not to wake the waiter behind it.)
 							deleteInBackground(zk, line + "/" + node);
 						}
 					}
@@ -218,6 +225,11 @@ final class ZooKeeperQueue {
 						&& tries < MAX_TRIES) {
 					// Released since the create was refused: try again rather than wait for nothing.
 					continue;
+				}
+				if (!joined && zk.exists(this.connection.fullPath(line + "/" + place.node()), false) == null) {
+					// Its place lapsed while this client could not run (a refused create is rare for the first
+					// in line, so the look is cheap): it queues again at the end rather than pass the line.
+					this.places.remove(name, place);
 				}
 				return taken;
 			}
