@@ -1,0 +1,268 @@
+package io.distlock.zookeeper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.test.InstanceSpec;
+import org.apache.curator.test.TestingServer;
+import org.apache.zookeeper.KeeperException;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import io.distlock.DistLock;
+import io.distlock.LockRegistry;
+import io.distlock.core.AcquireRequest;
+import io.distlock.core.BackendLockRegistry;
+import io.distlock.core.LockBackend;
+import io.distlock.core.LockBackend.Acquisition;
+import io.distlock.core.LockEngineOptions;
+
+/**
+ * Review of the exclusive lock's line ({@link ZooKeeperQueue}): defects found, each shown by a test
+ * that fails on the branch as reviewed. One real ZooKeeper server; waits are for conditions.
+ */
+class ZooKeeperLineReviewTest {
+
+	private static final String BASE = "/distlock-line-review";
+
+	private static final Duration PATIENCE = Duration.ofSeconds(30);
+
+	private static TestingServer server;
+
+	private ZooKeeperTestClients clients;
+
+	private CuratorFramework observer;
+
+	private final List<AutoCloseable> closing = new CopyOnWriteArrayList<>();
+
+	private final ExecutorService threads = Executors.newCachedThreadPool();
+
+	@BeforeAll
+	static void startServer() throws Exception {
+		server = new TestingServer(new InstanceSpec(null, -1, -1, -1, true, 1, ZooKeeperTestClients.TICK_MILLIS, -1,
+				Map.of("4lw.commands.whitelist", "srvr,wchp", "forceSync", "no")), true);
+	}
+
+	@AfterAll
+	static void stopServer() throws Exception {
+		server.close();
+	}
+
+	@BeforeEach
+	void newClients() {
+		this.clients = new ZooKeeperTestClients(server.getConnectString());
+		this.observer = this.clients.newCurator(ZooKeeperTestClients.SESSION_TIMEOUT);
+	}
+
+	@AfterEach
+	void closeClients() throws Exception {
+		this.threads.shutdownNow();
+		for (AutoCloseable client : this.closing) {
+			try {
+				client.close();
+			}
+			catch (Exception ex) {
+				// Closed by its test already.
+			}
+		}
+		this.observer.close();
+		this.clients.close();
+	}
+
+	private ZooKeeperLockBackend backend() {
+		ZooKeeperLockBackend backend = new ZooKeeperLockBackend(
+				this.clients.newCurator(ZooKeeperTestClients.SESSION_TIMEOUT), BASE, ZooKeeperTestClients.CONNECTION_TIMEOUT,
+				true);
+		this.closing.add(backend);
+		return backend;
+	}
+
+	private LockRegistry registry(ZooKeeperLockBackend backend) {
+		BackendLockRegistry registry = new BackendLockRegistry(backend,
+				LockEngineOptions.builder().watchdogTimeout(Duration.ofSeconds(30)).build());
+		this.closing.add(0, registry);
+		return registry;
+	}
+
+	private String lockPath(String name) {
+		return BASE + "/" + ZooKeeperNodeNames.nodeName(name);
+	}
+
+	private List<String> line(String name) throws Exception {
+		try {
+			List<String> nodes = new ArrayList<>(this.observer.getChildren().forPath(lockPath(name) + ".q"));
+			nodes.sort((a, b) -> a.substring(a.length() - 10).compareTo(b.substring(b.length() - 10)));
+			return nodes;
+		}
+		catch (KeeperException.NoNodeException none) {
+			return List.of();
+		}
+	}
+
+	/**
+	 * Barging (fairness): a client with one thread that releases and locks again at once finds no
+	 * subscriber of its own for the lock (its room closed when its thread got the lock), so
+	 * {@link ZooKeeperQueue#acquire} tries the create before looking at the line, and takes the lock
+	 * past the client that is first in line and was just woken by the release. With one thread per
+	 * client in a tight loop the releaser wins nearly every hand-off.
+	 *
+	 * <p>The first waiter's wake-up is held in its watch (the "woken-by-release" hook) until the
+	 * releasing client either took the lock again or queued: a client that respects the line queues.
+	 */
+	@Test
+	void aClientThatReleasesAndLocksAgainAtOnceDoesNotPassTheFirstInLine() throws Exception {
+		String name = "barging";
+		ZooKeeperLockBackend releasingBackend = backend();
+		CountDownLatch releaserQueued = new CountDownLatch(1);
+		releasingBackend.hook = (point, lock) -> {
+			if (point.equals("queued")) {
+				releaserQueued.countDown();
+			}
+		};
+		ZooKeeperLockBackend waitingBackend = backend();
+		CountDownLatch letTheWaiterGo = new CountDownLatch(1);
+		waitingBackend.hook = (point, lock) -> {
+			if (point.equals("woken-by-release")) {
+				letTheWaiterGo.await(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+			}
+		};
+		DistLock releaser = registry(releasingBackend).getLock(name);
+		DistLock waiter = registry(waitingBackend).getLock(name);
+		List<String> order = new CopyOnWriteArrayList<>();
+		assertThat(releaser.tryLock()).isTrue();
+
+		CompletableFuture<Boolean> waited = CompletableFuture.supplyAsync(() -> {
+			try {
+				boolean got = waiter.tryLock(PATIENCE);
+				if (got) {
+					order.add("waiter");
+					waiter.unlock();
+				}
+				return got;
+			}
+			catch (InterruptedException ex) {
+				throw new IllegalStateException(ex);
+			}
+		}, this.threads);
+		// The waiter is first in line and watches the lock's node.
+		await().atMost(PATIENCE).until(() -> line(name).size() == 1 && serverWatchesOn(lockPath(name)) == 1);
+
+		// The same thread releases and at once locks again, as a worker in a loop does.
+		releaser.unlock();
+		CompletableFuture<Boolean> again = CompletableFuture.supplyAsync(() -> {
+			try {
+				boolean got = releaser.tryLock(PATIENCE);
+				if (got) {
+					order.add("releaser");
+					releaser.unlock();
+				}
+				return got;
+			}
+			catch (InterruptedException ex) {
+				throw new IllegalStateException(ex);
+			}
+		}, this.threads);
+		try {
+			await().atMost(PATIENCE).until(() -> again.isDone() || releaserQueued.getCount() == 0);
+			assertThat(again.isDone())
+				.as("the releasing client took the lock again while another client was first in line, woken by the release")
+				.isFalse();
+		}
+		finally {
+			letTheWaiterGo.countDown();
+		}
+		assertThat(waited.get(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
+		assertThat(again.get(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
+		assertThat(order).containsExactly("waiter", "releaser");
+	}
+
+	/**
+	 * Watch leak: a waiter reads the line, and the place before its own goes before its
+	 * {@code exists} watch is set; {@code exists} on a missing node leaves a watch for the node's
+	 * creation, and a sequential node's name is never created again, so the watch stays on the
+	 * server and in the client for the session's whole life (and is sent again on each
+	 * reconnection). Here the place before goes while the waiter joins; over rounds, the window
+	 * between the read and the watch is hit, and such watches pile up.
+	 */
+	@Test
+	void aPlaceThatGoesWhileAWaiterReadsTheLineLeavesNoWatchBehind() throws Exception {
+		String name = "watch-leak";
+		ZooKeeperLockBackend holder = backend();
+		assertThat(holder.acquire(new AcquireRequest(name, "holder:1", 0, Duration.ofSeconds(60), Duration.ZERO, "1"))
+			.status()).isEqualTo(Acquisition.Status.ACQUIRED);
+		ZooKeeperLockBackend ahead = backend();
+		ZooKeeperLockBackend joiner = backend();
+		List<String> leaked = new ArrayList<>();
+		for (int round = 1; round <= 200 && leaked.isEmpty(); round++) {
+			String ticket = Integer.toString(round);
+			Acquisition queued = ahead.acquire(new AcquireRequest(name, "ahead:1", 0, Duration.ofSeconds(60),
+					LockBackend.QUEUE_PLACE, ticket));
+			assertThat(queued.status()).isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+			List<String> before = line(name);
+			assertThat(before).hasSize(1);
+			String aheadPlace = lockPath(name) + ".q/" + before.get(0);
+			// The place ahead leaves (its waiter gave up) just as the joiner reads the line.
+			CountDownLatch joined = new CountDownLatch(1);
+			joiner.hook = (point, lock) -> {
+				if (point.equals("queued")) {
+					joined.countDown();
+				}
+			};
+			CompletableFuture<Void> leaving = CompletableFuture.runAsync(() -> {
+				try {
+					joined.await(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+				ahead.leaveQueue(name, "ahead:1", ticket, true);
+			}, this.threads);
+			joiner.acquire(new AcquireRequest(name, "joiner:1", 0, Duration.ofSeconds(60), LockBackend.QUEUE_PLACE,
+					ticket));
+			leaving.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+			joiner.leaveQueue(name, "joiner:1", ticket, true);
+			await().atMost(PATIENCE).until(() -> line(name).isEmpty());
+			if (serverWatchesOn(aheadPlace) > 0) {
+				leaked.add(aheadPlace);
+			}
+		}
+		assertThat(leaked).as("watches left on places that are gone for good").isEmpty();
+	}
+
+	/** @return how many sessions the server has a watch on {@code path} for ("wchp") */
+	private static int serverWatchesOn(String path) throws Exception {
+		try (java.net.Socket socket = new java.net.Socket("127.0.0.1", server.getPort())) {
+			socket.setSoTimeout(5000);
+			socket.getOutputStream().write("wchp".getBytes());
+			socket.getOutputStream().flush();
+			String answer = new String(socket.getInputStream().readAllBytes());
+			int sessions = 0;
+			boolean inPath = false;
+			for (String line : answer.split("\n")) {
+				if (!line.isEmpty() && !Character.isWhitespace(line.charAt(0))) {
+					inPath = line.trim().equals(path);
+				}
+				else if (inPath && line.trim().startsWith("0x")) {
+					sessions++;
+				}
+			}
+			return sessions;
+		}
+	}
+
+}
