@@ -244,6 +244,68 @@ class ZooKeeperLineReviewTest {
 		assertThat(leaked).as("watches left on places that are gone for good").isEmpty();
 	}
 
+	/**
+	 * Wake-up delivered to the wrong client: {@code Wake} equals any other {@code Wake} of the same
+	 * lock name, whatever backend made it, and ZooKeeper's client keeps one watcher per path among
+	 * equal ones. Two registries on the application's one Curator client (the starter builds the
+	 * default and the named registries on the single CuratorFramework bean, under the same base path
+	 * unless one is set) share that client's watch table: the second backend's watch on the lock's
+	 * node is dropped as a duplicate of the first's, the release is delivered to the first backend
+	 * (which has no waiter), and the waiter of the second sleeps until its next poll (half a place time).
+	 */
+	@Test
+	void aReleaseWakesTheWaiterOfTheBackendThatWatchesNotAnotherOnTheSameCuratorClient() throws Exception {
+		String name = "shared-client";
+		LockRegistry holderRegistry = registry(backend());
+		DistLock holder = holderRegistry.getLock(name);
+		assertThat(holder.tryLock()).isTrue();
+		CuratorFramework shared = this.clients.newCurator(ZooKeeperTestClients.SESSION_TIMEOUT);
+		this.closing.add(shared);
+		ZooKeeperLockBackend first = new ZooKeeperLockBackend(shared, BASE, ZooKeeperTestClients.CONNECTION_TIMEOUT, false);
+		ZooKeeperLockBackend second = new ZooKeeperLockBackend(shared, BASE, ZooKeeperTestClients.CONNECTION_TIMEOUT, false);
+		this.closing.add(0, first);
+		this.closing.add(0, second);
+		java.util.concurrent.atomic.AtomicInteger firstWoken = new java.util.concurrent.atomic.AtomicInteger();
+		java.util.concurrent.atomic.AtomicInteger secondWoken = new java.util.concurrent.atomic.AtomicInteger();
+		first.hook = (point, lock) -> {
+			if (point.equals("woken-by-release")) {
+				firstWoken.incrementAndGet();
+			}
+		};
+		second.hook = (point, lock) -> {
+			if (point.equals("woken-by-release")) {
+				secondWoken.incrementAndGet();
+			}
+		};
+		// The first backend waited once (first in line, watching the lock's node) and gave up; its
+		// one-shot watch stays until the node goes, as any one-shot watch does.
+		assertThat(first.acquire(new AcquireRequest(name, "first:1", 0, Duration.ofSeconds(60), LockBackend.QUEUE_PLACE,
+				"1")).status()).isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		first.leaveQueue(name, "first:1", "1", true);
+		assertThat(line(name)).isEmpty();
+
+		DistLock waiter = registry(second).getLock(name);
+		CompletableFuture<Boolean> waited = CompletableFuture.supplyAsync(() -> {
+			try {
+				boolean got = waiter.tryLock(PATIENCE);
+				if (got) {
+					waiter.unlock();
+				}
+				return got;
+			}
+			catch (InterruptedException ex) {
+				throw new IllegalStateException(ex);
+			}
+		}, this.threads);
+		await().atMost(PATIENCE).until(() -> line(name).size() == 1);
+		holder.unlock();
+		assertThat(waited.get(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
+		assertThat(secondWoken)
+			.as("wake-ups of the waiting backend by the release (the release woke the other backend %s time(s))",
+					firstWoken.get())
+			.hasPositiveValue();
+	}
+
 	/** @return how many sessions the server has a watch on {@code path} for ("wchp") */
 	private static int serverWatchesOn(String path) throws Exception {
 		try (java.net.Socket socket = new java.net.Socket("127.0.0.1", server.getPort())) {
