@@ -306,6 +306,55 @@ class ZooKeeperLineReviewTest {
 			.hasPositiveValue();
 	}
 
+	/**
+	 * Barging, measured: four clients of one thread each lock and unlock in a tight loop. In line,
+	 * each release goes to another client; here the releasing client takes the lock again most of
+	 * the time (see {@link #aClientThatReleasesAndLocksAgainAtOnceDoesNotPassTheFirstInLine}).
+	 */
+	@Test
+	void fourSingleThreadClientsInATightLoopTakeTurns() throws Exception {
+		String name = "tight-loop";
+		int clientCount = 4;
+		int turns = 200;
+		java.util.concurrent.atomic.AtomicInteger taken = new java.util.concurrent.atomic.AtomicInteger();
+		java.util.concurrent.atomic.AtomicInteger previous = new java.util.concurrent.atomic.AtomicInteger(-1);
+		java.util.concurrent.atomic.AtomicInteger sameAgain = new java.util.concurrent.atomic.AtomicInteger();
+		int[] perClient = new int[clientCount];
+		CountDownLatch start = new CountDownLatch(1);
+		List<java.util.concurrent.Future<?>> workers = new ArrayList<>();
+		for (int c = 0; c < clientCount; c++) {
+			int client = c;
+			DistLock lock = registry(backend()).getLock(name);
+			workers.add(this.threads.submit(() -> {
+				start.await();
+				while (taken.get() < turns) {
+					if (!lock.tryLock(PATIENCE)) {
+						continue;
+					}
+					try {
+						if (taken.incrementAndGet() <= turns) {
+							if (previous.getAndSet(client) == client) {
+								sameAgain.incrementAndGet();
+							}
+							perClient[client]++;
+						}
+					}
+					finally {
+						lock.unlock();
+					}
+				}
+				return null;
+			}));
+		}
+		start.countDown();
+		for (java.util.concurrent.Future<?> worker : workers) {
+			worker.get(120, TimeUnit.SECONDS);
+		}
+		double passedOn = 1.0 - (double) sameAgain.get() / (turns - 1);
+		assertThat(passedOn).as("share of hand-offs to another client (per client: %s)",
+				java.util.Arrays.toString(perClient)).isGreaterThanOrEqualTo(0.9);
+	}
+
 	/** @return how many sessions the server has a watch on {@code path} for ("wchp") */
 	private static int serverWatchesOn(String path) throws Exception {
 		try (java.net.Socket socket = new java.net.Socket("127.0.0.1", server.getPort())) {
