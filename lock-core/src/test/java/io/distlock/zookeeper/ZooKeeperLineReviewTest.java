@@ -355,6 +355,49 @@ class ZooKeeperLineReviewTest {
 				java.util.Arrays.toString(perClient)).isGreaterThanOrEqualTo(0.9);
 	}
 
+	/**
+	 * Place leak: a timed waiter's last call, at its deadline, asks with a queue time under a
+	 * millisecond, so {@link ZooKeeperQueue#acquire} takes the "may not wait" path and creates the
+	 * lock's node directly, whatever place the client has in line. If the lock is free then, the
+	 * attempt succeeds, the engine calls no {@code leaveQueue}, and the client's place stays in
+	 * {@code places} and in the line after the hold ends: the waiter behind it watches a place nobody
+	 * uses (woken only by its poll, then held up until it lapses it), and with nobody behind, the place
+	 * stays for the whole session.
+	 */
+	@Test
+	void aTimedWaiterThatTakesTheLockAtItsDeadlineLeavesNoPlaceInLine() throws Exception {
+		String name = "stranded-place";
+		DistLock holder = registry(backend()).getLock(name);
+		assertThat(holder.tryLock()).isTrue();
+		// A waiter first in line that does not call again (a paused process), so that the timed waiter
+		// behind it watches its place, not the lock's node.
+		ZooKeeperLockBackend paused = backend();
+		assertThat(paused.acquire(new AcquireRequest(name, "paused:1", 0, Duration.ofSeconds(60), LockBackend.QUEUE_PLACE,
+				"1")).status()).isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		DistLock timed = registry(backend()).getLock(name);
+		CompletableFuture<Boolean> got = CompletableFuture.supplyAsync(() -> {
+			try {
+				boolean taken = timed.tryLock(Duration.ofMillis(1500));
+				if (taken) {
+					timed.unlock();
+				}
+				return taken;
+			}
+			catch (InterruptedException ex) {
+				throw new IllegalStateException(ex);
+			}
+		}, this.threads);
+		await().atMost(PATIENCE).until(() -> line(name).size() == 2);
+		String timedPlace = line(name).get(1);
+		// Free before the timed waiter's deadline; it is not woken (it watches the paused place).
+		holder.unlock();
+		assertThat(got.get(PATIENCE.toSeconds(), TimeUnit.SECONDS)).as("taken (and released) at the deadline by the direct create").isTrue();
+		paused.leaveQueue(name, "paused:1", "1", true);
+		// The hold ended and no thread of that client waits: its place must be gone.
+		await("the place of a client whose hold ended and that has no waiter left").atMost(Duration.ofSeconds(10))
+			.until(() -> !line(name).contains(timedPlace));
+	}
+
 	/** @return how many sessions the server has a watch on {@code path} for ("wchp") */
 	private static int serverWatchesOn(String path) throws Exception {
 		try (java.net.Socket socket = new java.net.Socket("127.0.0.1", server.getPort())) {
