@@ -518,8 +518,11 @@ final class ZooKeeperQueue {
 	}
 
 	/**
-	 * A one-shot watch for one lock: equal for equal names, so the client keeps one per path however
-	 * often a waiter sets it again before it fires.
+	 * A one-shot watch for one lock: equal for equal names of the same queue, so the client keeps one
+	 * per path however often a waiter sets it again before it fires. The queue is part of equality
+	 * because ZooKeeper's client keeps one of equal watchers per path: two backends on one Curator
+	 * client (the starter's default and named registries share its bean and base path) would
+	 * otherwise see one's watch dropped as the other's duplicate, and the release wake the wrong one.
 	 */
 	private final class Wake implements Watcher {
 
@@ -551,14 +554,18 @@ final class ZooKeeperQueue {
 			}
 		}
 
+		private ZooKeeperQueue queue() {
+			return ZooKeeperQueue.this;
+		}
+
 		@Override
 		public boolean equals(Object other) {
-			return other instanceof Wake wake && wake.name.equals(this.name);
+			return other instanceof Wake wake && wake.queue() == queue() && wake.name.equals(this.name);
 		}
 
 		@Override
 		public int hashCode() {
-			return this.name.hashCode();
+			return 31 * System.identityHashCode(queue()) + this.name.hashCode();
 		}
 
 	}
