@@ -45,9 +45,10 @@ import io.distlock.core.LockNotice;
  * <p><b>One waiter woken per hand-off.</b> A waiter that is not first watches only the node before
  * its own (a one-shot {@code exists} watch); the first watches the lock's node. A release deletes
  * the lock's node and then the holder's place, which wakes the one waiter behind it; a waiter that
- * leaves wakes the one behind it. A client none of whose threads waits for the lock tries the
- * create before it looks at the line (an uncontended lock costs what it did without one), and
- * joins the line only if the create is refused.
+ * leaves wakes the one behind it. A client none of whose threads waits for the lock looks at the
+ * line first (one read, its number of places) and tries the create only if the line is empty, so an
+ * uncontended lock costs a read, a create and a delete, as Curator's (a create, a read of the line
+ * and a delete); it joins the line if anyone is in it, or if the create is refused.
  *
  * <p><b>A frozen waiter</b> (its process paused, its session alive) must not hold the line up for
  * longer than a place time ({@link LockBackend#QUEUE_PLACE}, less for a shorter lease), as a
@@ -156,10 +157,12 @@ final class ZooKeeperQueue {
 				}
 				boolean joined = false;
 				if (place == null) {
-					if (!this.subscribers.containsKey(name)) {
-						// No thread of this client waits for the lock: the create first, as cheap as a lock without
-						// a line; the line is joined only if it is refused. (A waiter of this client, which is
-						// subscribed, joins straight away, not to pass those in line on a free lock.)
+					if (!this.subscribers.containsKey(name) && lineIsEmpty(zk, line)) {
+						// No thread of this client waits for the lock and nobody is in line: the create straight
+						// away, one read more than a lock without a line. With anyone in line it joins, even
+						// when the lock looks free: the first in line may have been woken and not have
+						// created yet, and a client that releases and locks again at once would otherwise
+						// take nearly every hand-off. (A waiter of this client, which is subscribed, joins.)
 						Acquisition direct = create(request);
 						if (direct.status() != Acquisition.Status.HELD_BY_OTHER) {
 							return direct;
@@ -245,6 +248,12 @@ final class ZooKeeperQueue {
 		catch (Exception ex) {
 			throw this.connection.failure(ex);
 		}
+	}
+
+	/** One read: whether the line has no place (or no parent, which the ensemble deletes once empty). */
+	private boolean lineIsEmpty(ZooKeeper zk, String line) throws Exception {
+		Stat stat = zk.exists(this.connection.fullPath(line), false);
+		return stat == null || stat.getNumChildren() == 0;
 	}
 
 	private static boolean knownFirst(Place place) {
