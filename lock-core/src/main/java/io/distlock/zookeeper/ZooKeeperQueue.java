@@ -43,7 +43,7 @@ import io.distlock.core.LockNotice;
  * turns; a place also ends when the last attempt that used it gives up.
  *
  * <p><b>One waiter woken per hand-off.</b> A waiter that is not first watches only the node before
- * its own (a one-shot {@code exists} watch); the first watches the lock's node. A release deletes
+ * its own (a one-shot data watch); the first watches the lock's node. A release deletes
  * the lock's node and then the holder's place, which wakes the one waiter behind it; a waiter that
  * leaves wakes the one behind it. A client none of whose threads waits for the lock looks at the
  * line first (one read, its number of places) and tries the create only if the line is empty, so an
@@ -208,7 +208,7 @@ final class ZooKeeperQueue {
 							continue;
 						}
 						watching(place, ahead, ahead.equals(first));
-						if (zk.exists(this.connection.fullPath(line + "/" + ahead), new Wake(name)) == null) {
+						if (!watchWhileThere(zk, line + "/" + ahead, name)) {
 							// Gone meanwhile: the line moved up.
 							continue;
 						}
@@ -232,8 +232,8 @@ final class ZooKeeperQueue {
 				if (taken.status() != Acquisition.Status.HELD_BY_OTHER) {
 					return taken;
 				}
-				if (zk.exists(this.connection.fullPath(this.connection.path(name)), new Wake(name)) == null
-						&& tries < MAX_TRIES) {
+				boolean free = !watchWhileThere(zk, this.connection.path(name), name);
+				if (free && tries < MAX_TRIES) {
 					// Released since the create was refused: try again rather than wait for nothing.
 					continue;
 				}
@@ -254,6 +254,24 @@ final class ZooKeeperQueue {
 	private boolean lineIsEmpty(ZooKeeper zk, String line) throws Exception {
 		Stat stat = zk.exists(this.connection.fullPath(line), false);
 		return stat == null || stat.getNumChildren() == 0;
+	}
+
+	/**
+	 * Sets a one-shot watch on a node that is there, to wake this client when it goes. A data watch,
+	 * not {@code exists}: on a node already gone, {@code exists} would leave a watch for its creation,
+	 * which a place's sequential name never sees (the watch would stay on both ends for the session's
+	 * life and be sent again at each reconnection), and which {@link Wake} would ignore on the lock's
+	 * node anyway. Nobody sets data on a place or on an exclusive lock's node, so only the deletion fires it.
+	 * @return whether the node was there (and the watch set)
+	 */
+	private boolean watchWhileThere(ZooKeeper zk, String path, String name) throws Exception {
+		try {
+			zk.getData(this.connection.fullPath(path), new Wake(name), null);
+			return true;
+		}
+		catch (KeeperException.NoNodeException gone) {
+			return false;
+		}
 	}
 
 	private static boolean knownFirst(Place place) {
