@@ -242,7 +242,9 @@ final class ZooKeeperQueue {
 					// in line, so the look is cheap): it queues again at the end rather than pass the line.
 					this.places.remove(name, place);
 				}
-				return taken;
+				// Free again after its tries (others keep taking it): no watch is set on a missing node, so
+				// nothing would wake this client; it calls again soon rather than after half a place time.
+				return free ? Acquisition.heldByOther(RETRY) : taken;
 			}
 		}
 		catch (Exception ex) {
