@@ -139,7 +139,15 @@ final class ZooKeeperQueue {
 	 */
 	Acquisition acquire(AcquireRequest request) {
 		String name = request.name();
-		if (request.heldCount() > 0 || request.queueFor().toMillis() <= 0) {
+		if (request.heldCount() > 0) {
+			return create(request);
+		}
+		// Under a millisecond to wait: a try without a timeout, or a timed wait's last call at its deadline.
+		// It never joins, but a client that has a place keeps the line's rules (only the first creates,
+		// and a place used for a hold goes when the hold ends): a direct create would pass those ahead
+		// and, taking the lock, strand the place, as the engine then calls no leaveQueue.
+		boolean mayWait = request.queueFor().toMillis() > 0;
+		if (!mayWait && !this.places.containsKey(name)) {
 			return create(request);
 		}
 		String line = linePath(name);
@@ -157,6 +165,10 @@ final class ZooKeeperQueue {
 				}
 				boolean joined = false;
 				if (place == null) {
+					if (!mayWait) {
+						// Its place lapsed, or went with the session: with no place and no time, the create alone.
+						return create(request);
+					}
 					if (!this.subscribers.containsKey(name) && lineIsEmpty(zk, line)) {
 						// No thread of this client waits for the lock and nobody is in line: the create straight
 						// away, one read more than a lock without a line. With anyone in line it joins, even
@@ -171,9 +183,11 @@ final class ZooKeeperQueue {
 					place = join(zk, name, line, request.owner(), ticket, session);
 					joined = true;
 				}
-				else {
+				else if (mayWait) {
 					place.tickets().add(ticket);
 				}
+				// (A call that may not wait adds no ticket: the engine calls no leaveQueue after it, and a
+				// ticket never taken out would keep the place for as long as the session lives.)
 				if (!knownFirst(place) && !movedUpToFirst(place)) {
 					List<String> nodes = children(zk, line);
 					int index = nodes.indexOf(place.node());
@@ -207,6 +221,10 @@ final class ZooKeeperQueue {
 							deleteInBackground(zk, line + "/" + first);
 							continue;
 						}
+						if (!mayWait) {
+							// Not its turn, and no time to wait for it: no watch, which nobody would heed.
+							return Acquisition.heldByOther(half(placeTime));
+						}
 						watching(place, ahead, ahead.equals(first));
 						if (!watchWhileThere(zk, line + "/" + ahead, name)) {
 							// Gone meanwhile: the line moved up.
@@ -232,7 +250,9 @@ final class ZooKeeperQueue {
 				if (taken.status() != Acquisition.Status.HELD_BY_OTHER) {
 					return taken;
 				}
-				boolean free = !watchWhileThere(zk, this.connection.path(name), name);
+				String lock = this.connection.path(name);
+				boolean free = mayWait ? !watchWhileThere(zk, lock, name)
+						: zk.exists(this.connection.fullPath(lock), false) == null;
 				if (free && tries < MAX_TRIES) {
 					// Released since the create was refused: try again rather than wait for nothing.
 					continue;

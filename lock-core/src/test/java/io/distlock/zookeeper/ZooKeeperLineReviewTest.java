@@ -357,12 +357,16 @@ class ZooKeeperLineReviewTest {
 
 	/**
 	 * Place leak: a timed waiter's last call, at its deadline, asks with a queue time under a
-	 * millisecond, so {@link ZooKeeperQueue#acquire} takes the "may not wait" path and creates the
-	 * lock's node directly, whatever place the client has in line. If the lock is free then, the
-	 * attempt succeeds, the engine calls no {@code leaveQueue}, and the client's place stays in
-	 * {@code places} and in the line after the hold ends: the waiter behind it watches a place nobody
-	 * uses (woken only by its poll, then held up until it lapses it), and with nobody behind, the place
-	 * stays for the whole session.
+	 * millisecond, so {@link ZooKeeperQueue#acquire} took the "may not wait" path and created the
+	 * lock's node directly, whatever place the client had in line. If the lock was free then, the
+	 * attempt succeeded, the engine called no {@code leaveQueue}, and the client's place stayed in
+	 * {@code places} and in the line after the hold ended: the waiter behind it watched a place nobody
+	 * used, and with nobody behind, the place stayed for the whole session.
+	 *
+	 * <p>The waiter is first in line at its deadline (the place before it left), but the wake-up that
+	 * says so is held in its watch until the attempt ended, so the deadline's call is the one that
+	 * takes the lock. (Second in line behind a waiter that does not call, it must not take the lock
+	 * at its deadline at all: see {@link #aTimedWaiterSecondInLineDoesNotPassTheFirstAtItsDeadline}.)
 	 */
 	@Test
 	void aTimedWaiterThatTakesTheLockAtItsDeadlineLeavesNoPlaceInLine() throws Exception {
@@ -374,7 +378,14 @@ class ZooKeeperLineReviewTest {
 		ZooKeeperLockBackend paused = backend();
 		assertThat(paused.acquire(new AcquireRequest(name, "paused:1", 0, Duration.ofSeconds(60), LockBackend.QUEUE_PLACE,
 				"1")).status()).isEqualTo(Acquisition.Status.HELD_BY_OTHER);
-		DistLock timed = registry(backend()).getLock(name);
+		ZooKeeperLockBackend timedBackend = backend();
+		CountDownLatch attemptEnded = new CountDownLatch(1);
+		timedBackend.hook = (point, lock) -> {
+			if (point.equals("woken-by-line")) {
+				attemptEnded.await(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+			}
+		};
+		DistLock timed = registry(timedBackend).getLock(name);
 		CompletableFuture<Boolean> got = CompletableFuture.supplyAsync(() -> {
 			try {
 				boolean taken = timed.tryLock(Duration.ofMillis(1500));
@@ -389,13 +400,54 @@ class ZooKeeperLineReviewTest {
 		}, this.threads);
 		await().atMost(PATIENCE).until(() -> line(name).size() == 2);
 		String timedPlace = line(name).get(1);
-		// Free before the timed waiter's deadline; it is not woken (it watches the paused place).
+		// Free, and the timed waiter first, before its deadline; it is not woken (its wake-up is held).
 		holder.unlock();
-		assertThat(got.get(PATIENCE.toSeconds(), TimeUnit.SECONDS)).as("taken (and released) at the deadline by the direct create").isTrue();
 		paused.leaveQueue(name, "paused:1", "1", true);
+		try {
+			assertThat(got.get(PATIENCE.toSeconds(), TimeUnit.SECONDS)).as("taken (and released) at the deadline")
+				.isTrue();
+		}
+		finally {
+			attemptEnded.countDown();
+		}
 		// The hold ended and no thread of that client waits: its place must be gone.
 		await("the place of a client whose hold ended and that has no waiter left").atMost(Duration.ofSeconds(10))
 			.until(() -> !line(name).contains(timedPlace));
+	}
+
+	/**
+	 * The other side of the deadline's call: second in line behind a waiter that does not call (and
+	 * has not lapsed yet), a timed waiter must not take a free lock at its deadline, which would pass
+	 * the first in line; it gives up, and its place goes.
+	 */
+	@Test
+	void aTimedWaiterSecondInLineDoesNotPassTheFirstAtItsDeadline() throws Exception {
+		String name = "deadline-second";
+		DistLock holder = registry(backend()).getLock(name);
+		assertThat(holder.tryLock()).isTrue();
+		ZooKeeperLockBackend paused = backend();
+		assertThat(paused.acquire(new AcquireRequest(name, "paused:1", 0, Duration.ofSeconds(60), LockBackend.QUEUE_PLACE,
+				"1")).status()).isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		String pausedPlace = line(name).get(0);
+		DistLock timed = registry(backend()).getLock(name);
+		CompletableFuture<Boolean> got = CompletableFuture.supplyAsync(() -> {
+			try {
+				boolean taken = timed.tryLock(Duration.ofMillis(1500));
+				if (taken) {
+					timed.unlock();
+				}
+				return taken;
+			}
+			catch (InterruptedException ex) {
+				throw new IllegalStateException(ex);
+			}
+		}, this.threads);
+		await().atMost(PATIENCE).until(() -> line(name).size() == 2);
+		holder.unlock();
+		// 1.5 s is under the 2 s for which the first place must be seen on a free lock to lapse.
+		assertThat(got.get(PATIENCE.toSeconds(), TimeUnit.SECONDS)).as("took the lock past the first in line").isFalse();
+		await().atMost(Duration.ofSeconds(10)).until(() -> line(name).equals(List.of(pausedPlace)));
+		paused.leaveQueue(name, "paused:1", "1", true);
 	}
 
 	/** @return how many sessions the server has a watch on {@code path} for ("wchp") */
