@@ -19,6 +19,7 @@ import java.util.function.Supplier;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryNTimes;
+import org.apache.zookeeper.KeeperException;
 
 import io.distlock.core.LockBackend;
 import io.distlock.embedded.RedisServerProcess;
@@ -368,7 +369,11 @@ public final class ChaosSoak {
 		}
 	}
 
-	/** @return the lock znodes under the soak's base path, which its clients' sessions should have taken along */
+	/**
+	 * @return the lock znodes under the soak's base path, which its clients' sessions should have taken
+	 * along, and the places left in the locks' lines ({@code <name>.q}; an empty line is a container
+	 * node that the ensemble deletes by itself a while later, and holds nobody up)
+	 */
 	private static List<String> lockNodes(String connectString) {
 		try (CuratorFramework curator = CuratorFrameworkFactory.newClient(connectString, 10_000, 5_000,
 				new RetryNTimes(5, 500))) {
@@ -376,8 +381,23 @@ public final class ChaosSoak {
 			if (!curator.blockUntilConnected(30, TimeUnit.SECONDS)) {
 				throw new IllegalStateException("No ZooKeeper server of " + connectString + " answered within 30 s");
 			}
-			return (curator.checkExists().forPath("/distlock") == null) ? List.of()
-					: curator.getChildren().forPath("/distlock");
+			if (curator.checkExists().forPath("/distlock") == null) {
+				return List.of();
+			}
+			List<String> left = new ArrayList<>();
+			for (String node : curator.getChildren().forPath("/distlock")) {
+				if (!node.endsWith(".q")) {
+					left.add(node);
+					continue;
+				}
+				try {
+					curator.getChildren().forPath("/distlock/" + node).forEach(place -> left.add(node + "/" + place));
+				}
+				catch (KeeperException.NoNodeException deletedMeanwhile) {
+					// The ensemble removed the empty line.
+				}
+			}
+			return left;
 		}
 		catch (Exception ex) {
 			throw new IllegalStateException("Could not list the lock nodes left in ZooKeeper", ex);

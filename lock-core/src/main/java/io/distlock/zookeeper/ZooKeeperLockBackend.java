@@ -35,13 +35,19 @@ import io.distlock.zookeeper.ZooKeeperHolds.Held;
  * created the node ({@code czxid}): zxids only grow, across restarts and leader changes, as they
  * number the ensemble's replicated log.
  *
- * <p><b>No queue.</b> Waiters do not keep sequential nodes in line (Curator's {@code InterProcessMutex}
- * does): the engine's hand-off protocol wants a queued place that lapses when its waiter stops
- * calling, and a hold handed over with a provisional lease, which ephemeral nodes (alive as long
- * as the whole session) do not give. So, as with Redlock and the table lock, waiters of different
- * clients compete after each release; within one client the engine serves its threads in arrival
- * order. A release is announced by a persistent watch on the lock's path ({@code NodeDeleted}),
- * which wakes the waiters of every client without polling.
+ * <p><b>Waiters queue beside the node.</b> Waiting clients take a place in a line of their own,
+ * ephemeral sequential nodes under {@code <basePath>/<encoded name>.q} ({@link ZooKeeperQueue}):
+ * only the first in line tries the create, watching the lock's node (a one-shot watch); every
+ * other waiter watches only the place before its own. A release thus wakes one waiter, and
+ * clients are served in the order they arrived; within one client the engine serves its threads
+ * in arrival order, and only the first of them calls. The line orders who tries, it does not
+ * decide who holds: that is still the create of the lock's node, so an instance of an earlier
+ * version, which never queues and watches the node itself, may win a free lock against the first
+ * in line but never holds it beside anyone. A place whose waiter stops calling while the lock is
+ * free lapses within about one place time ({@link LockBackend#QUEUE_PLACE}), as on Redis: the
+ * waiter behind it deletes it. Unlike Curator's {@code InterProcessMutex}, whose holder is the
+ * first node of its line, no hold is handed over: the hand-off protocol of the engine wants a
+ * provisional lease that ephemeral nodes (alive as long as the whole session) do not give.
  *
  * <p><b>Leases.</b> A hold ends at the first of: its owner's release; its lease running out without
  * renewal, when this client deletes its own node (so a lock whose thread died, or an explicit lease
@@ -61,8 +67,8 @@ import io.distlock.zookeeper.ZooKeeperHolds.Held;
  * a parent per lock, and the node is the waiter's place ({@link ZooKeeperSharedHolds}); leases,
  * renewals, releases and the session's loss treat their nodes as those of exclusive locks.
  *
- * <p>The work is done by one package-private part per concern (acquiring, deleting nodes, leases,
- * renewing, release notices), which this class wires.
+ * <p>The work is done by one package-private part per concern (acquiring, the line of waiters, deleting
+ * nodes, leases, renewing, release notices), which this class wires.
  */
 public final class ZooKeeperLockBackend implements LockBackend {
 
@@ -85,6 +91,8 @@ public final class ZooKeeperLockBackend implements LockBackend {
 	private final ZooKeeperRenewals renewals;
 
 	private final ZooKeeperSharedHolds shared;
+
+	private final ZooKeeperQueue queue;
 
 	private final ConnectionStateListener connectionListener = (client, state) -> connectionChanged(state);
 
@@ -113,12 +121,16 @@ public final class ZooKeeperLockBackend implements LockBackend {
 		this.acquisitions = new ZooKeeperAcquisitions(this.connection, this.holds, this.deletions);
 		this.renewals = new ZooKeeperRenewals(this.connection, this.holds);
 		this.shared = new ZooKeeperSharedHolds(this.connection, this.holds, this.deletions);
+		this.queue = new ZooKeeperQueue(this.connection, this.acquisitions, this.deletions);
 		client.getConnectionStateListenable().addListener(this.connectionListener);
 	}
 
 	/** The lease thread's hand-off: a hold whose lease ran out, already forgotten, has its node deleted. */
 	private void deleteExpired(Held hold) {
 		this.deletions.deleteQuietly(hold);
+		if (hold.kind == HoldKind.EXCLUSIVE) {
+			this.queue.holdEnded(hold.name);
+		}
 	}
 
 	@Override
@@ -134,18 +146,18 @@ public final class ZooKeeperLockBackend implements LockBackend {
 	// Acquiring
 
 	/**
-	 * Acquires an exclusive lock by creating the node; nothing is queued (read, write and permit
-	 * holds: {@link ZooKeeperSharedHolds#acquire}). A create takes up only the node it made
-	 * itself, known by the nonce it stores; any other node of this owner in this session is stale,
-	 * and is deleted before the create is sent again.
+	 * Acquires an exclusive lock by creating the node when the line is empty or this client's place
+	 * is first, else waits in line ({@link ZooKeeperQueue}; read, write and permit holds:
+	 * {@link ZooKeeperSharedHolds#acquire}). A create takes up only the node it made itself, known
+	 * by the nonce it stores; any other node of this owner in this session is stale, and is deleted
+	 * before the create is sent again.
 	 */
 	@Override
 	public Acquisition acquire(AcquireRequest request) {
 		if (request.kind() != HoldKind.EXCLUSIVE) {
 			return this.shared.acquire(request);
 		}
-		return this.acquisitions.acquire(request.name(), request.owner(), request.heldCount(), request.lease(),
-				request.ticket());
+		return this.queue.acquire(request);
 	}
 
 	/**
@@ -156,7 +168,12 @@ public final class ZooKeeperLockBackend implements LockBackend {
 	 */
 	@Override
 	public void leaveQueue(String name, String owner, String ticket, boolean passOnHandOff) {
-		this.acquisitions.leaveQueue(name, owner, ticket, passOnHandOff);
+		try {
+			this.acquisitions.leaveQueue(name, owner, ticket, passOnHandOff);
+		}
+		finally {
+			this.queue.leaveQueue(name, ticket, passOnHandOff);
+		}
 	}
 
 	/**
@@ -178,10 +195,22 @@ public final class ZooKeeperLockBackend implements LockBackend {
 		return EnumSet.allOf(HoldKind.class);
 	}
 
-	/** Read, write and permit waiters queue (their node is their place); exclusive ones do not. */
+	/**
+	 * Exclusive waiters queue (see {@link ZooKeeperQueue}); a released lock is never handed over,
+	 * the first in line is woken and creates the node.
+	 */
+	@Override
+	public boolean queuesWaiters() {
+		return true;
+	}
+
+	/**
+	 * Every kind queues: read, write and permit waiters in line as their holds' nodes, exclusive ones
+	 * in a line beside the lock's node ({@link ZooKeeperQueue}). No hold is ever handed over.
+	 */
 	@Override
 	public boolean queuesWaiters(HoldKind kind) {
-		return kind != HoldKind.EXCLUSIVE;
+		return true;
 	}
 
 	// Releasing
@@ -191,7 +220,12 @@ public final class ZooKeeperLockBackend implements LockBackend {
 		if (request.kind() != HoldKind.EXCLUSIVE) {
 			return this.shared.release(request);
 		}
-		return this.deletions.release(request.name(), request.owner(), request.heldCount(), request.within());
+		Release released = this.deletions.release(request.name(), request.owner(), request.heldCount(), request.within());
+		if (released != Release.DECREMENTED) {
+			// After the lock's node: the waiter behind the place, woken by its deletion, finds the lock free.
+			this.queue.holdEnded(request.name());
+		}
+		return released;
 	}
 
 	/**
@@ -279,10 +313,14 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
 	// Release notifications
 
-	/** Watches the lock's node for its deletion; nothing is queued, so {@code clientId} is not used. */
+	/**
+	 * Sets no watch of its own: the waiter's calls set one-shot watches (the first in line on the
+	 * lock's node, the others on the node before theirs), which deliver to this subscription; so a
+	 * release wakes one waiter. No hold is handed over, so {@code clientId} is not used.
+	 */
 	@Override
 	public AutoCloseable subscribe(String name, String clientId, Consumer<LockNotice> onRelease) {
-		return this.subscriptions.subscribe(name, onRelease);
+		return this.queue.subscribe(name, onRelease);
 	}
 
 	/**
@@ -321,6 +359,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 				}
 				this.deletions.sessionLost();
 				this.shared.sessionLost();
+				this.queue.sessionLost();
 				// Told now, not at the next renewal or unlock: an explicit lease is never renewed, and its
 				// owner would otherwise believe in it for the rest of its lease while another client holds it.
 				this.holdsLost.accept(lost.stream().map(hold -> new HoldRef(hold.name, hold.owner, null, hold.kind)).toList(),
@@ -344,6 +383,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 	private void afterReconnect() {
 		this.deletions.retryAfterReconnect();
 		this.subscriptions.renewedSession();
+		this.queue.renewedSession();
 	}
 
 	@Override

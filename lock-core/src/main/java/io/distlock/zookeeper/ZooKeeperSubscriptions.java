@@ -14,8 +14,10 @@ import org.slf4j.LoggerFactory;
 import io.distlock.core.LockNotice;
 
 /**
- * Announces releases: a persistent watch on each lock path that has waiters here, counted per path
- * as the server keeps one watch per path and session, and set again for a new session.
+ * Announces the departures in the lines of read-write locks and semaphores: a persistent recursive
+ * watch on each line that has waiters here, counted per path as the server keeps one watch per path
+ * and session, and set again for a new session. (Exclusive locks' waiters are woken by one-shot
+ * watches instead, see {@link ZooKeeperQueue}.)
  */
 final class ZooKeeperSubscriptions {
 
@@ -34,10 +36,6 @@ final class ZooKeeperSubscriptions {
 	ZooKeeperSubscriptions(ZooKeeperConnection connection) {
 		this.connection = connection;
 		this.client = connection.client();
-	}
-
-	AutoCloseable subscribe(String name, Consumer<LockNotice> onRelease) {
-		return subscribePath(this.connection.path(name), AddWatchMode.PERSISTENT, onRelease);
 	}
 
 	/**

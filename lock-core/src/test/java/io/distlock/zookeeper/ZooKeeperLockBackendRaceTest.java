@@ -27,6 +27,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import io.distlock.core.AcquireRequest;
+import io.distlock.core.LockBackend;
 import io.distlock.core.LockBackend.Acquisition;
 import io.distlock.core.LockBackend.HoldRef;
 import io.distlock.core.LockBackend.Release;
@@ -369,26 +370,30 @@ class ZooKeeperLockBackendRaceTest {
 		assertThat(this.theirs.isHeldBy("d", "owner-2")).isTrue();
 	}
 
-	/** Defect: a closed subscription's persistent watch stayed on the server for the session's lifetime. */
+	/**
+	 * Defect: a closed subscription's persistent watch stayed on the server for the session's
+	 * lifetime. A subscription now sets no watch at all: the first waiter's one-shot watch on the
+	 * lock's node is the only one, and it is gone once it fired.
+	 */
 	@Test
-	void theLastSubscriptionOfALockToCloseRemovesItsWatchOnTheServer() throws Exception {
+	void onlyTheFirstWaitersOneShotWatchIsOnTheLocksNodeAndItGoesOnceFired() throws Exception {
 		String path = BASE + "/" + ZooKeeperNodeNames.nodeName("w");
 		CountDownLatch heard = new CountDownLatch(1);
-		AutoCloseable one = this.mine.subscribe("w", null, any -> {
-		});
-		AutoCloseable two = this.mine.subscribe("w", null, message -> {
+		AutoCloseable subscription = this.mine.subscribe("w", null, message -> {
 			if (message == LockNotice.RELEASED) {
 				heard.countDown();
 			}
 		});
-		assertThat(serverWatchesOn(path)).isEqualTo(1);
-		one.close();
-		assertThat(serverWatchesOn(path)).as("another subscription still watches").isEqualTo(1);
+		assertThat(serverWatchesOn(path)).as("a subscription alone").isZero();
 		assertThat(this.theirs.acquire(AcquireRequest.of("w", "owner-2", 0, LONG)).status()).isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(this.mine.acquire(new AcquireRequest("w", "owner-1", 0, LONG, LockBackend.QUEUE_PLACE, "1")).status())
+			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		assertThat(serverWatchesOn(path)).as("the first waiter's watch").isEqualTo(1);
 		assertThat(this.theirs.release(ReleaseRequest.of("w", "owner-2", 1))).isEqualTo(Release.RELEASED);
-		assertThat(heard.await(30, TimeUnit.SECONDS)).as("the remaining subscription hears the release").isTrue();
-		two.close();
-		assertThat(serverWatchesOn(path)).as("no subscription left").isZero();
+		assertThat(heard.await(30, TimeUnit.SECONDS)).as("the subscription hears the release").isTrue();
+		assertThat(serverWatchesOn(path)).as("fired, so gone").isZero();
+		subscription.close();
+		this.mine.leaveQueue("w", "owner-1", "1", true);
 	}
 
 	/** @return how many sessions the server has a watch on {@code path} for ("wchp") */
