@@ -33,10 +33,12 @@ import io.distlock.core.LockBackend.Acquisition;
 import io.distlock.core.LockEngineOptions;
 
 /**
- * Review of the exclusive lock's line ({@link ZooKeeperQueue}): defects found, each shown by a test
- * that fails on the branch as reviewed. One real ZooKeeper server; waits are for conditions.
+ * The exclusive lock's line ({@link ZooKeeperQueue}) where a review found it wrong: a client that
+ * locks again at once, a timed waiter at its deadline, two backends on one Curator client, watches
+ * left on places already gone. Each test failed before its fix. One real ZooKeeper server; waits
+ * are for conditions.
  */
-class ZooKeeperLineReviewTest {
+class ZooKeeperLineFairnessAndLeaksTest {
 
 	private static final String BASE = "/distlock-line-review";
 
