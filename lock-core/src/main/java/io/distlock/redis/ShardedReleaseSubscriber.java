@@ -48,8 +48,8 @@ import io.distlock.core.LockNotice;
  * SUNSUBSCRIBE of its own; a channel that still has listeners is then subscribed again, in the
  * background, where the slot lives now. A message published meanwhile is missed, which costs only
  * time: a queued waiter asks Redis again within half its queue place (2 s) however quiet its
- * channel. A master that fails over to a replica is found the same way at the latest when its
- * locks' waiters all left and a new one subscribes.
+ * channel. A master that fails over to a replica (a dead node sends no SUNSUBSCRIBE) is found at
+ * the latest when its locks had no waiter here for {@link #LINGER} and a new one subscribes.
  *
  * <p><b>Lingering:</b> a lock's channels stay subscribed for {@link #LINGER} after its last waiter
  * left (at most 10 s more, the sweep's period). A hand-off is published on a channel of the lock,
