@@ -144,6 +144,9 @@ final class ShardedReleaseSubscriber extends RedisClusterPubSubAdapter<byte[], b
 						this.channels.remove(channel);
 						listening.handOffs.forEach(this.handOffs::remove);
 					}
+					else if (listening.listeners.isEmpty()) {
+						listening.idleSince = System.nanoTime();
+					}
 					throw ex;
 				}
 			}
