@@ -66,21 +66,24 @@ class RedisClusterShardedPubSubTest {
 	void backToBackHandOffsBetweenTwoClientsArePromptOnALockOfAMasterTheirClassicSubscriptionsAreNotOn()
 			throws Exception {
 		List<RedisLockRegistry> registries = List.of(this.clients.registry(Duration.ofSeconds(30)),
-				this.clients.registry(Duration.ofSeconds(30)), this.clients.registry(Duration.ofSeconds(30)),
-				this.clients.registry(Duration.ofSeconds(30)));
+				this.clients.registry(Duration.ofSeconds(30)), this.clients.registry(Duration.ofSeconds(30)));
 		// Opens whatever subscription connections the clients keep.
 		contend(registries, List.of("warm-up"), 20);
 		int master = masterWithoutClassicSubscribers();
 		redisCluster.cluster().onEachMaster("CONFIG", "RESETSTAT");
-		List<Duration> handOffs = contend(registries, namesOnMaster("handoff:", master, 4), 100);
+		long busPublishes = clusterStat("cluster_stats_messages_publish_sent");
+		List<Duration> handOffs = contend(registries, namesOnMaster("handoff:", master, 3), 150);
 		// Mostly one per hand-off; a release that found the other not queued yet announced nothing.
 		assertThat(calls("spublish")).as("SPUBLISH calls").isGreaterThan(handOffs.size() / 2);
 		assertThat(calls("publish")).as("PUBLISH calls").isZero();
+		assertThat(clusterStat("cluster_stats_messages_publish_sent") - busPublishes)
+			.as("messages sent over the cluster bus for classic PUBLISH").isZero();
 		List<Duration> late = handOffs.stream().filter(handOff -> handOff.compareTo(LATE) > 0).toList();
 		assertThat(handOffs).hasSizeGreaterThan(200);
-		// A loaded 2-core machine may stall a few; the cluster bus delayed many.
+		// A loaded 2-core machine stalls some (4-6% at a load of 6, shared with other builds); the
+		// cluster bus delayed over a third (145 of 407 with four clients and four locks).
 		assertThat(late).as("hand-offs that took over %s of %d: %s", LATE, handOffs.size(), late)
-			.hasSizeLessThanOrEqualTo(handOffs.size() / 20);
+			.hasSizeLessThanOrEqualTo(handOffs.size() / 10);
 	}
 
 	/**
@@ -252,6 +255,19 @@ class RedisClusterShardedPubSubTest {
 			}
 		}
 		return names;
+	}
+
+	/** @return the sum over the masters of a CLUSTER INFO counter */
+	private static long clusterStat(String name) {
+		long sum = 0;
+		for (RedisServerProcess master : redisCluster.cluster().masters()) {
+			for (String line : master.query("CLUSTER", "INFO").split("\\r?\\n")) {
+				if (line.startsWith(name + ":")) {
+					sum += Long.parseLong(line.substring(name.length() + 1).trim());
+				}
+			}
+		}
+		return sum;
 	}
 
 	/** @return the calls of a command on every master, as INFO commandstats counts them */
