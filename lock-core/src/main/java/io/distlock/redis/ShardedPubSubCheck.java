@@ -22,7 +22,8 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
  * <p>Asked lazily, as the first lock call may come before the Cluster answers: until a check has
  * succeeded, calls use classic pub/sub and subscriptions are refused (their waiters poll, rather
  * than listen one way while messages go out the other once a check succeeds), and a failed check
- * is tried again at most every 10 s.
+ * is tried again at most every 10 s. A check refused with NOPERM (an ACL user without {@code +info})
+ * would be refused forever, so it settles on classic pub/sub for good instead.
  */
 final class ShardedPubSubCheck {
 
@@ -83,6 +84,14 @@ final class ShardedPubSubCheck {
 				return this.sharded;
 			}
 			catch (RuntimeException ex) {
+				if (noPermission(ex)) {
+					// Retrying would not help, and would keep waiters polling instead of listening.
+					log.warn("distlock: the Redis user may not ask the Cluster's masters ({}) for their versions ({}), so "
+							+ "releases and hand-offs go out by classic pub/sub for good; grant +info to use sharded "
+							+ "pub/sub (see docs/redis.md, ACL)", this.description, ex.toString());
+					this.sharded = Boolean.FALSE;
+					return false;
+				}
 				this.nextAttempt = System.nanoTime() + RETRY_NANOS;
 				log.warn("distlock: could not ask the Redis Cluster's masters ({}) for their versions, so releases go out by "
 						+ "classic pub/sub for now and waiters poll: {}", this.description, ex.toString());
@@ -116,6 +125,20 @@ final class ShardedPubSubCheck {
 			}
 		}
 		return old;
+	}
+
+	/** @return whether Redis refused a command for the user's ACL (its error starts with NOPERM) */
+	static boolean noPermission(Throwable ex) {
+		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
+			String message = cause.getMessage();
+			if (message != null && message.contains("NOPERM")) {
+				return true;
+			}
+			if (cause.getCause() == cause) {
+				break;
+			}
+		}
+		return false;
 	}
 
 	private static int major(String version) {
