@@ -64,6 +64,11 @@ final class EncodedKeys {
 		return Arrays.copyOf(of(name).scriptKeys, 2);
 	}
 
+	/** @return the lock's shard channel (see {@link RedisKeys#shardChannel}), encoded; never to be written to */
+	byte[] shardChannel(String name) {
+		return of(name).shardChannel;
+	}
+
 	/** @return the lock hash's key, encoded */
 	byte[] lockKey(String name) {
 		return of(name).scriptKeys[0];
@@ -90,6 +95,8 @@ final class EncodedKeys {
 		/** The release marker's key up to the owner id. */
 		final byte[] markerPrefix;
 
+		final byte[] shardChannel;
+
 		/**
 		 * The keys of the last release, whose marker names its owner; written without locks, as an
 		 * immutable record, so a thread sees a whole one or an older one.
@@ -101,6 +108,7 @@ final class EncodedKeys {
 			this.scriptKeys = ScriptArguments.text(keys.scriptKeys(name));
 			// Release's keys are acquire's first four and the marker; with no owner, the marker's prefix.
 			this.markerPrefix = ScriptArguments.text(keys.releaseKeys(name, ""))[4];
+			this.shardChannel = ScriptArguments.text(keys.shardChannel(name));
 		}
 
 	}

@@ -18,7 +18,8 @@ final class LockScripts {
 	@SuppressWarnings("rawtypes")
 	static final RedisScript<List> ACQUIRE = load(List.class, "grace.lua", "acquire.lua");
 
-	static final RedisScript<Long> RELEASE = load(Long.class, "fencing.lua", "release.lua");
+	/** Announces on classic or shard channels (announce.lua), and draws a hand-off's token (fencing.lua). */
+	static final RedisScript<Long> RELEASE = load(Long.class, "announce.lua", "fencing.lua", "release.lua");
 
 	static final RedisScript<Long> TOKEN = load(Long.class, "fencing.lua", "token.lua");
 
@@ -43,10 +44,10 @@ final class LockScripts {
 
 	/**
 	 * A script of the read-write locks and semaphores: their state's functions ({@code shared-common.lua})
-	 * call {@code nextToken} and the restart grace, so those go first.
+	 * call {@code announce}, {@code nextToken} and the restart grace, so those go first.
 	 */
 	private static <T> RedisScript<T> shared(Class<T> resultType, String file) {
-		return load(resultType, "fencing.lua", "grace.lua", "shared-common.lua", file);
+		return load(resultType, "announce.lua", "fencing.lua", "grace.lua", "shared-common.lua", file);
 	}
 
 	private static <T> RedisScript<T> load(String file, Class<T> resultType) {

@@ -100,9 +100,29 @@ record RedisKeys(String prefix, boolean cluster) {
 		return lock;
 	}
 
-	/** The channel on which a release of the lock is published. */
+	/** The channel on which a release of the lock is published with classic pub/sub. */
 	String releaseChannel(String name) {
 		return this.prefix + ":{" + name + "}:released";
+	}
+
+	/**
+	 * The lock's channel with sharded pub/sub (see {@code announce.lua}): in the lock's slot, as
+	 * SPUBLISH from a script must be, and as a subscriber must know to SSUBSCRIBE on the node that
+	 * owns that slot. The classic channel, except for a name starting with '}', whose classic channel
+	 * (an empty hash tag, hashed whole) is in another slot: that one's is its queue keys' base's.
+	 */
+	String shardChannel(String name) {
+		return queueBase(name, lock(name)) + ":released";
+	}
+
+	/**
+	 * A client's hand-off channel for one lock with sharded pub/sub: in the lock's slot too (the
+	 * shard channel's hash tag comes first), so a hand-off reaches only the shard that owns the lock,
+	 * and only the client it is for.
+	 * @param shardChannel the lock's {@link #shardChannel(String)} or a family's {@link SharedKeys#shardChannel()}
+	 */
+	static String handOffShardChannel(String shardChannel, String clientId) {
+		return shardChannel + ":" + clientId;
 	}
 
 	/**
@@ -139,7 +159,7 @@ record RedisKeys(String prefix, boolean cluster) {
 		String counter = this.cluster ? this.prefix + ":fencing:{" + ClusterSlotTags.tagFor(slot) + "}"
 				: this.prefix + ":fencing";
 		return new SharedKeys(state, counter, base + ":queue", base + ":queued", counter + LAST_SAVE_SEEN,
-				counter + REPLICATION_ID_SEEN, base + ":released:", state + ":released", slot);
+				counter + REPLICATION_ID_SEEN, base + ":released:", state + ":released", base + ":released", slot);
 	}
 
 	/**
@@ -152,11 +172,12 @@ record RedisKeys(String prefix, boolean cluster) {
 	 * @param lastSaveSeen the restart grace's LASTSAVE seen, beside the counter
 	 * @param replicationIdSeen the restart grace's replication id seen, beside the counter
 	 * @param markerPrefix an owner's release marker, up to its owner id
-	 * @param channel the channel on which the scripts announce that a newcomer may enter
+	 * @param channel the channel on which the scripts announce that a newcomer may enter, with classic pub/sub
+	 * @param shardChannel that channel with sharded pub/sub, in the state's slot (see {@link RedisKeys#shardChannel})
 	 * @param slot the cluster slot of all of these keys
 	 */
 	record SharedKeys(String state, String counter, String queue, String queueEntries, String lastSaveSeen,
-			String replicationIdSeen, String markerPrefix, String channel, int slot) {
+			String replicationIdSeen, String markerPrefix, String channel, String shardChannel, int slot) {
 
 		/** @return the keys of {@code acquire-shared.lua} in its KEYS order */
 		List<String> acquireKeys() {

@@ -10,6 +10,7 @@ import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import io.distlock.HoldKind;
 import io.distlock.core.AcquireRequest;
@@ -26,7 +27,13 @@ import io.distlock.core.ReleaseRequest;
  * <p>Read-write locks and semaphores (one state hash per lock with a field per holder, see
  * {@code shared-common.lua}) are kept on every topology without replica acknowledgement; see
  * {@link #supportedKinds()}. On a Cluster all keys of one of them share its state hash's slot (see
- * {@link RedisKeys#shared}), and its release channel is published cluster-wide like a lock's.
+ * {@link RedisKeys#shared}), and so do its channels, like a lock's.
+ *
+ * <p>On a Redis Cluster whose masters all run Redis 7.0 or later (or Valkey), releases and hand-offs
+ * go out by sharded pub/sub: SPUBLISH on channels in the lock's slot, heard on the shard that owns
+ * the slot only ({@link ShardedReleaseSubscriber}, which opens one connection per shard it listens
+ * on). Elsewhere, and on older Clusters, by classic pub/sub ({@link RedisReleaseSubscriber}, one
+ * connection).
  */
 public final class RedisLockBackend implements LockBackend {
 
@@ -37,6 +44,9 @@ public final class RedisLockBackend implements LockBackend {
 	private final RedisRenewals renewals;
 
 	private final RedisReleaseSubscriber subscriber;
+
+	/** Where releases go out by sharded pub/sub (a Redis 7+ Cluster); {@code null} where they never do. */
+	private final ShardedReleaseSubscriber shardedSubscriber;
 
 	private final RedisDiagnostics diagnostics;
 
@@ -77,6 +87,8 @@ public final class RedisLockBackend implements LockBackend {
 					+ "data); run the cluster with persistence");
 		}
 		this.subscriber = new RedisReleaseSubscriber(connectionFactory, this.calls.keys().anchorChannel());
+		this.shardedSubscriber = (this.calls.keys().cluster() && connectionFactory instanceof LettuceConnectionFactory lettuce)
+				? new ShardedReleaseSubscriber(lettuce) : null;
 		this.diagnostics = new RedisDiagnostics(this.calls.template(), this.calls.description());
 		this.renewals = new RedisRenewals(this.calls);
 		this.kinds = Collections.unmodifiableSet(this.calls.acknowledgedByReplicas() ? EnumSet.of(HoldKind.EXCLUSIVE)
@@ -275,6 +287,10 @@ public final class RedisLockBackend implements LockBackend {
 	 */
 	@Override
 	public AutoCloseable subscribe(String name, String clientId, Consumer<LockNotice> onNotice) {
+		if (sharded()) {
+			String channel = this.calls.keys().shardChannel(name);
+			return this.shardedSubscriber.subscribe(channel, handOffChannel(channel, clientId), onNotice);
+		}
 		return this.subscriber.subscribe(this.calls.keys().releaseChannel(name), grantChannel(clientId), onNotice);
 	}
 
@@ -288,18 +304,46 @@ public final class RedisLockBackend implements LockBackend {
 			return subscribe(name, clientId, onNotice);
 		}
 		kindOf((family == HoldKind.Family.SEMAPHORE) ? HoldKind.PERMIT : HoldKind.READ);
-		return this.subscriber.subscribe(this.calls.keys().shared(family, name).channel(), grantChannel(clientId),
-				onNotice);
+		RedisKeys.SharedKeys keys = this.calls.keys().shared(family, name);
+		if (sharded()) {
+			return this.shardedSubscriber.subscribe(keys.shardChannel(), handOffChannel(keys.shardChannel(), clientId),
+					onNotice);
+		}
+		return this.subscriber.subscribe(keys.channel(), grantChannel(clientId), onNotice);
+	}
+
+	/**
+	 * @return whether the scripts announce by sharded pub/sub, so that waiters must listen that way
+	 * @throws IllegalStateException while that is not known (the Cluster did not answer): a waiter
+	 * that listened one way would not hear the messages once they go out the other, so it polls
+	 */
+	private boolean sharded() {
+		if (this.shardedSubscriber == null) {
+			return false;
+		}
+		boolean sharded = this.calls.shardedPubSub();
+		if (!sharded && !this.calls.pubSubDecided()) {
+			throw new IllegalStateException("Not known yet whether " + description()
+					+ " takes sharded pub/sub: its masters did not tell their versions");
+		}
+		return sharded;
 	}
 
 	private String grantChannel(String clientId) {
 		return (clientId != null) ? this.calls.keys().grantChannelPrefix() + clientId : null;
 	}
 
+	private static String handOffChannel(String shardChannel, String clientId) {
+		return (clientId != null) ? RedisKeys.handOffShardChannel(shardChannel, clientId) : null;
+	}
+
 	@Override
 	public void close() {
 		try {
 			this.subscriber.close();
+			if (this.shardedSubscriber != null) {
+				this.shardedSubscriber.close();
+			}
 		}
 		finally {
 			try {

@@ -93,6 +93,9 @@ final class RedisLockCalls {
 	/** Runs the lock scripts straight on the shared Lettuce connection, where there is one. */
 	private final LettuceScripts direct;
 
+	/** Whether releases and hand-offs go out by sharded pub/sub (a Redis 7+ Cluster). */
+	private final ShardedPubSubCheck shardedPubSub;
+
 	/** Sends acquisitions that replicas must acknowledge, or {@code null} where none is asked for. */
 	private final ReplicaAcknowledgements replicaAcks;
 
@@ -139,6 +142,7 @@ final class RedisLockCalls {
 		this.scripts.afterPropertiesSet();
 		this.description = RedisDiagnostics.describe(connectionFactory);
 		this.direct = new LettuceScripts(connectionFactory, !this.keys.cluster(), this.description);
+		this.shardedPubSub = new ShardedPubSubCheck(connectionFactory, this.keys.cluster(), this.description);
 		this.replicaAcks = replicaAcks.enabled()
 				? new ReplicaAcknowledgements(connectionFactory, replicaAcks, this.description) : null;
 	}
@@ -150,6 +154,19 @@ final class RedisLockCalls {
 
 	RedisKeys keys() {
 		return this.keys;
+	}
+
+	/**
+	 * @return whether the scripts announce releases and hand-offs by sharded pub/sub, on channels in
+	 * each lock's slot (see {@code announce.lua}); asks the Cluster once
+	 */
+	boolean shardedPubSub() {
+		return this.shardedPubSub.sharded();
+	}
+
+	/** @return whether {@link #shardedPubSub()} has come to an answer that holds from now on */
+	boolean pubSubDecided() {
+		return this.shardedPubSub.decided();
 	}
 
 	/** @return the template the calls go through where they do not go straight to the connection */
@@ -267,7 +284,7 @@ final class RedisLockCalls {
 	private void giveBackUnacknowledged(String name, String owner, String attempt, RuntimeException failure) {
 		byte[] ownerBytes = this.arguments.owner(owner);
 		byte[][] keys = this.encodedKeys.releaseKeys(name, ownerBytes);
-		byte[][] args = releaseArguments(ownerBytes, 0, LEAVE, attempt, false);
+		byte[][] args = releaseArguments(name, ownerBytes, 0, LEAVE, attempt, false);
 		try {
 			this.replicaAcks.giveBack(LockScripts.RELEASE, keys, GIVE_BACK_WAIT, args);
 			return;
@@ -319,7 +336,7 @@ final class RedisLockCalls {
 			boolean wakeUnqueued) {
 		byte[] ownerBytes = this.arguments.owner(owner);
 		Long reply = eval(LockScripts.RELEASE, ScriptOutputType.INTEGER, this.encodedKeys.releaseKeys(name, ownerBytes),
-				within, releaseArguments(ownerBytes, heldCount, RELEASE, attemptId, wakeUnqueued));
+				within, releaseArguments(name, ownerBytes, heldCount, RELEASE, attemptId, wakeUnqueued));
 		return RedisReplies.release(reply, name);
 	}
 
@@ -331,7 +348,7 @@ final class RedisLockCalls {
 	CompletableFuture<Release> releaseAsync(String name, String owner, int heldCount, String attemptId) {
 		byte[] ownerBytes = this.arguments.owner(owner);
 		return this.direct.<Long>callAsync(LockScripts.RELEASE, ScriptOutputType.INTEGER,
-				this.encodedKeys.releaseKeys(name, ownerBytes), releaseArguments(ownerBytes, heldCount, RELEASE, attemptId, true))
+				this.encodedKeys.releaseKeys(name, ownerBytes), releaseArguments(name, ownerBytes, heldCount, RELEASE, attemptId, true))
 			.thenApply(reply -> RedisReplies.release(reply, name));
 	}
 
@@ -340,10 +357,16 @@ final class RedisLockCalls {
 	 * @param wakeUnqueued whether to announce a release that nobody queued for: Redlock's waiters do
 	 * not queue, and wait for that message; the engine's on a single deployment always queue
 	 */
-	private byte[][] releaseArguments(byte[] owner, int heldCount, byte[] mode, String attemptId,
+	private byte[][] releaseArguments(String name, byte[] owner, int heldCount, byte[] mode, String attemptId,
 			boolean wakeUnqueued) {
+		byte[] wake = wakeUnqueued ? WAKE_UNQUEUED : QUEUED_ONLY;
+		if (shardedPubSub()) {
+			return new byte[][] { owner, ScriptArguments.number(heldCount), mode, this.arguments.attempt(attemptId),
+					QUEUE_PLACE_MILLIS, this.grantChannelPrefix, this.restartGrace, wake, this.encodedKeys.shardChannel(name) };
+		}
+		// Without ARGV[9]: the very arguments (and so the very messages) of a version without sharded pub/sub.
 		return new byte[][] { owner, ScriptArguments.number(heldCount), mode, this.arguments.attempt(attemptId),
-				QUEUE_PLACE_MILLIS, this.grantChannelPrefix, this.restartGrace, wakeUnqueued ? WAKE_UNQUEUED : QUEUED_ONLY };
+				QUEUE_PLACE_MILLIS, this.grantChannelPrefix, this.restartGrace, wake };
 	}
 
 	/** How long a waiter stays queued, as bytes: mostly a whole queue place, which is encoded once. */
@@ -369,7 +392,7 @@ final class RedisLockCalls {
 	void leaveQueue(String name, String owner, String ticket, boolean passOnHandOff) {
 		byte[] ownerBytes = this.arguments.owner(owner);
 		byte[][] keys = this.encodedKeys.releaseKeys(name, ownerBytes);
-		byte[][] args = releaseArguments(ownerBytes, 0, passOnHandOff ? LEAVE : DEQUEUE, ticket, false);
+		byte[][] args = releaseArguments(name, ownerBytes, 0, passOnHandOff ? LEAVE : DEQUEUE, ticket, false);
 		if (this.replicaAcks != null) {
 			try {
 				// Behind the attempt's own acquisition, which may still wait behind another one's WAIT.
@@ -476,6 +499,9 @@ final class RedisLockCalls {
 		byte[][] args = { this.arguments.owner(owner), this.arguments.lease(lease), ScriptArguments.number(heldCount),
 				this.arguments.attempt(attempt), queueTime(queueFor.toMillis()), kindArgument(kind),
 				ScriptArguments.number(permits), QUEUE_PLACE_MILLIS, this.grantChannelPrefix, this.restartGrace, heldHere() };
+		if (shardedPubSub()) {
+			args = withShardChannel(args, shared);
+		}
 		List<?> reply = eval(LockScripts.ACQUIRE_SHARED, ScriptOutputType.MULTI, ScriptArguments.text(shared.acquireKeys()),
 				null, args);
 		return heardOf(RedisReplies.sharedAcquisition(reply, name, lease, attempt));
@@ -489,14 +515,14 @@ final class RedisLockCalls {
 	 */
 	Release releaseShared(String name, HoldKind kind, String owner, int heldCount, String attemptId, Duration within) {
 		Long reply = eval(LockScripts.RELEASE_SHARED, ScriptOutputType.INTEGER, sharedReleaseKeys(name, kind, owner),
-				within, sharedReleaseArguments(owner, heldCount, RELEASE, attemptId, kind));
+				within, sharedReleaseArguments(name, owner, heldCount, RELEASE, attemptId, kind));
 		return RedisReplies.release(reply, name);
 	}
 
 	/** {@link #leaveQueue} for a read-write lock or semaphore: briefly, as there. */
 	void leaveSharedQueue(String name, HoldKind kind, String owner, String ticket, boolean passOnHandOff) {
 		byte[][] keys = sharedReleaseKeys(name, kind, owner);
-		byte[][] args = sharedReleaseArguments(owner, 0, passOnHandOff ? LEAVE : DEQUEUE, ticket, kind);
+		byte[][] args = sharedReleaseArguments(name, owner, 0, passOnHandOff ? LEAVE : DEQUEUE, ticket, kind);
 		if (this.direct.ready()) {
 			this.direct.callBriefly(LockScripts.RELEASE_SHARED, ScriptOutputType.INTEGER, keys, LEAVE_REPLY_WAIT, args);
 			return;
@@ -509,10 +535,19 @@ final class RedisLockCalls {
 	}
 
 	/** The ARGV of {@code release-shared.lua}, in its order. */
-	private byte[][] sharedReleaseArguments(String owner, int heldCount, byte[] mode, String attemptId, HoldKind kind) {
-		return new byte[][] { this.arguments.owner(owner), ScriptArguments.number(heldCount), mode,
+	private byte[][] sharedReleaseArguments(String name, String owner, int heldCount, byte[] mode, String attemptId,
+			HoldKind kind) {
+		byte[][] args = { this.arguments.owner(owner), ScriptArguments.number(heldCount), mode,
 				this.arguments.attempt(attemptId), QUEUE_PLACE_MILLIS, this.grantChannelPrefix, this.restartGrace,
 				kindArgument(kind), heldHere() };
+		return shardedPubSub() ? withShardChannel(args, this.keys.shared(kind.family(), name)) : args;
+	}
+
+	/** @return the arguments and, last, the family's shard channel (see {@code announce.lua}) */
+	private static byte[][] withShardChannel(byte[][] args, RedisKeys.SharedKeys shared) {
+		byte[][] sharded = Arrays.copyOf(args, args.length + 1);
+		sharded[args.length] = ScriptArguments.text(shared.shardChannel());
+		return sharded;
 	}
 
 	/** Issues the token of a read, write or permit hold with {@code token-shared.lua}, on its first request. */

@@ -1,5 +1,6 @@
 -- Acquires or re-enters a read hold, a write hold or a semaphore permit, queueing the caller for a
--- fair hand-off if it will wait. LockScripts puts fencing.lua, grace.lua and shared-common.lua first.
+-- fair hand-off if it will wait. LockScripts puts announce.lua, fencing.lua, grace.lua and
+-- shared-common.lua first.
 -- KEYS[1]  the state hash (see shared-common.lua): <prefix>:rw:{<name>} or <prefix>:sem:{<name>}
 -- KEYS[2]  the fencing counter (the exclusive locks' one: tokens of every kind grow together)
 -- KEYS[3]  the wait queue: owner ids in arrival order
@@ -17,6 +18,7 @@
 -- ARGV[9]  the start of every client's hand-off channel (release.lua's ARGV[6])
 -- ARGV[10] the restart grace in ms, 0 for none (see grace.lua)
 -- ARGV[11] '1' if this client has held a lock on this server before, else '0' (see grace.lua)
+-- ARGV[12] (only on a Cluster with sharded pub/sub) the lock's shard channel (see announce.lua)
 -- Returns  {1, token} acquired or re-entered (token -2: issued when asked, token-shared.lua);
 --          {0, ms, last token} not acquired, worth asking again within ms (queued if ARGV[5] > 0),
 --          or {0, ms, last token, 1}: the server serves its restart grace, which ends in ms;
@@ -29,6 +31,7 @@ local owner, lease, held, attempt = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]
 local queueFor, kind, permits = tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7])
 local place, grantPrefix, grace = tonumber(ARGV[8]), ARGV[9], ARGV[10]
 graceArgs = { counter, KEYS[5], KEYS[6], grace, ARGV[11] }
+announceOn(ARGV[12])
 
 if kind == 'p' then
   local stored = redis.call('hget', h, ':permits')

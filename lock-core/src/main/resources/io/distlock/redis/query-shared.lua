@@ -1,6 +1,6 @@
 -- Read-only questions about a read-write lock or a semaphore (sent as EVAL, never
 -- EVAL_RO, which needs Redis 7: it writes nothing, and holders past their deadline are only not
--- counted). LockScripts puts fencing.lua, grace.lua and shared-common.lua first.
+-- counted). LockScripts puts announce.lua, fencing.lua, grace.lua and shared-common.lua first.
 -- KEYS[1]  the state hash
 -- ARGV[1]  'held': ARGV[2] owner, ARGV[3] kind -> ms left of that owner's hold, or -1
 --          'lease': ARGV[2] kind -> the longest ms left among holds of that kind, 0 if none

@@ -1,8 +1,8 @@
 -- Releases one read, write or permit hold; the last one hands the freed capacity to the queue
 -- (admit(): the next writer, or every reader up to the next writer, or as many permit waiters as
 -- permits are free). Also takes a waiting attempt out of the queue, which may let those behind it
--- in (readers behind a writer that gave up). LockScripts puts fencing.lua, grace.lua and
--- shared-common.lua first.
+-- in (readers behind a writer that gave up). LockScripts puts announce.lua, fencing.lua, grace.lua
+-- and shared-common.lua first.
 -- KEYS[1..4] as acquire-shared.lua
 -- KEYS[5]  this owner's release marker: the attempt id of the hold it last released, kept 15 s
 -- KEYS[6]  (read and written only with a restart grace) the server's LASTSAVE seen (acquire.lua's KEYS[5])
@@ -17,16 +17,18 @@
 -- ARGV[7]  the restart grace in ms, 0 for none (see grace.lua): no hand-off is made while it lasts
 -- ARGV[8]  the kind: 'r', 'w' or 'p'
 -- ARGV[9]  '1' if this client has held a lock on this server before, else '0' (see grace.lua)
+-- ARGV[10] (only on a Cluster with sharded pub/sub) the lock's shard channel (see announce.lua)
 -- Returns  release.lua's: 1 released; 0 still held with ARGV[2] - 1; -1 not held (lost);
 --          2 left the queue; 3 this very release was applied before (a re-sent copy).
 -- Messages 'grant <token> <owner> <attempt> <lock channel>' per hand-off on the new holder's client
--- channel; 'released' on KEYS[1] .. ':released' when nobody is queued and a newcomer could enter
+-- channel; 'released' on the lock's channel (KEYS[1] .. ':released', or ARGV[10]) when nobody is queued and a newcomer could enter
 -- (see settle in shared-common.lua).
 local h, counter, q, e, marker = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local owner, held, mode, attempt = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
 local place, grantPrefix, grace, kind = tonumber(ARGV[5]), ARGV[6], ARGV[7], ARGV[8]
 local field = kind .. ':' .. owner
 graceArgs = { counter, KEYS[6], KEYS[7], grace, ARGV[9] }
+announceOn(ARGV[10])
 
 local now, time = clock()
 prune(h, now)

@@ -26,8 +26,10 @@
 -- ARGV[8]  '1' to announce a release even with nobody queued: for waiters that do not queue
 --          (Redlock's); '' otherwise, where every waiter is queued and a release nobody waits
 --          for announces nothing
--- The lock's own channel, on which waiters listen for it, is KEYS[1] followed by ':released' (a
--- channel, not a key, so it need not be sent: one argument less on every release).
+-- ARGV[9]  (only on a Cluster with sharded pub/sub) the lock's shard channel: announcements go out
+--          with SPUBLISH there and on '<ARGV[9]>:<client id>' instead (see announce.lua)
+-- The lock's own channel, on which waiters listen for it, is otherwise KEYS[1] followed by
+-- ':released' (a channel, not a key, so it need not be sent: one argument less on every release).
 -- Returns  1 released (handed on or freed); 0 still held with ARGV[2] - 1 holds; -1 the owner
 --          does not hold the lock; 2 the attempt left the queue without having been handed the
 --          lock; 3 the owner does not hold the lock because this very release was applied before
@@ -36,7 +38,8 @@
 -- when handed on; 'released' on the lock channel when freed and someone queued (see ARGV[8]).
 -- The count is set to ARGV[2] - 1, not decremented, so a copy re-sent after a reconnect cannot
 -- release a reentrant hold of 2 down to 0.
--- A hand-off's token comes from nextToken (fencing.lua, which LockScripts puts before this file).
+-- A hand-off's token comes from nextToken (fencing.lua, which LockScripts puts before this file, after
+-- announce.lua).
 
 -- The attempt that took a hold. Holds handed over by an earlier distlock (a rolling upgrade) name it ':ticket'.
 local function attemptOf(hold)
@@ -45,7 +48,8 @@ end
 
 local owner = ARGV[1]
 local attempt = ARGV[4]
-local channel = KEYS[1] .. ':released'
+announceOn(ARGV[9])
+local channel = lockChannelOf(KEYS[1])
 local remaining
 if ARGV[3] ~= '' then
   local entry = redis.call('hget', KEYS[4], owner)
@@ -100,12 +104,11 @@ if head then
       local _, token = nextToken(ARGV[7], time)
       redis.call('hset', KEYS[1], head, 1, ':token', token, ':attempt', ticket)
       redis.call('pexpire', KEYS[1], math.min(tonumber(lease), tonumber(ARGV[5])))
-      redis.call('publish', ARGV[6] .. string.match(head, '^[^:]*'),
-        'grant ' .. token .. ' ' .. head .. ' ' .. ticket .. ' ' .. channel)
+      announce(handOffChannel(ARGV[6], head), 'grant ' .. token .. ' ' .. head .. ' ' .. ticket .. ' ' .. channel)
       return 1
     end
     head = redis.call('lpop', KEYS[3])
   end
 end
-redis.call('publish', channel, 'released')
+announce(channel, 'released')
 return 1

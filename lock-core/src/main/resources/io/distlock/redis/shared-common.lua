@@ -1,6 +1,6 @@
 -- Shared by the read-write locks' and the semaphores' scripts (acquire-shared.lua, release-shared.lua,
--- token-shared.lua, query-shared.lua) and by renew.lua: LockScripts puts fencing.lua (nextToken),
--- grace.lua (startOrServeGrace) and this file before each of them.
+-- token-shared.lua, query-shared.lua) and by renew.lua: LockScripts puts announce.lua (announce),
+-- fencing.lua (nextToken), grace.lua (startOrServeGrace) and this file before each of them.
 --
 -- One state hash per read-write lock (<prefix>:rw:{<name>}) or semaphore (<prefix>:sem:{<name>}):
 --   'w:<owner>' | 'r:<owner>' | 'p:<owner>'  one field per holder and kind (write, read, permit):
@@ -176,8 +176,8 @@ local function admit(h, q, e, now, time, self, selfLease, selfAttempt, place, gr
       else
         local _, token = nextToken(grace, time)
         putHolder(h, kind, head, 1, now + math.min(tonumber(lease), place), attempt, token, now)
-        redis.call('publish', grantPrefix .. string.match(head, '^[^:]*'),
-          'grant ' .. token .. ' ' .. head .. ' ' .. attempt .. ' ' .. h .. ':released')
+        announce(handOffChannel(grantPrefix, head), 'grant ' .. token .. ' ' .. head .. ' ' .. attempt .. ' '
+          .. lockChannelOf(h))
         granted = granted + 1
       end
     end
@@ -211,16 +211,16 @@ local function settle(h, q, released)
   if redis.call('llen', q) > 0 then
     return
   end
-  local channel = h .. ':released'
+  local channel = lockChannelOf(h)
   if not hasHolders(h) then
     redis.call('del', h)
-    redis.call('publish', channel, 'released')
+    announce(channel, 'released')
   elseif released == 'p' then
     if tonumber(redis.call('hget', h, ':holders') or '0') < tonumber(redis.call('hget', h, ':permits') or '0') then
-      redis.call('publish', channel, 'released')
+      announce(channel, 'released')
     end
   elseif released == 'w' and redis.call('hexists', h, ':writer') == 0 then
-    redis.call('publish', channel, 'released')
+    announce(channel, 'released')
   end
 end
 

@@ -1,0 +1,122 @@
+package io.distlock.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.distlock.DistLock;
+import io.distlock.embedded.RedisServerProcess;
+import io.distlock.testing.RedisClusterExtension;
+
+/**
+ * Review of p-shard: sharded pub/sub subscriptions after the connection to a shard drops and
+ * Lettuce reconnects it.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class RedisClusterShardedPubSubReviewTest {
+
+	@RegisterExtension
+	static final RedisClusterExtension redisCluster = new RedisClusterExtension();
+
+	@RegisterExtension
+	final RedisClientsExtension clients = RedisClientsExtension.of(redisCluster);
+
+	/**
+	 * A client waits for two locks of one master, in two slots. Its connection to that master drops
+	 * (a network blip, CLIENT KILL, a proxy or load balancer idle cut) and Lettuce reconnects it.
+	 * Lettuce re-sends all of the node connection's shard channels in ONE SSUBSCRIBE, which the
+	 * server refuses with CROSSSLOT (channels of two slots), so both locks' channels stay
+	 * unsubscribed, while ShardedReleaseSubscriber still counts them as subscribed (and its waiters
+	 * rely on them) for as long as the locks have waiters here.
+	 */
+	@Test
+	void shardSubscriptionsOfTwoSlotsOnOneMasterAreBackAfterTheConnectionToThatMasterReconnects() throws Exception {
+		RedisLockRegistry holder = this.clients.registry(Duration.ofSeconds(30));
+		RedisLockRegistry waiter = this.clients.registry(Duration.ofSeconds(30));
+		RedisServerProcess master = redisCluster.cluster().masters().get(1);
+		List<String> names = namesOnMaster("reconnect:", 1, 2);
+		RedisKeys keys = new RedisKeys("distlock", true);
+		assertThat(keys.slot(names.get(0))).isNotEqualTo(keys.slot(names.get(1)));
+		List<DistLock> held = new ArrayList<>();
+		for (String name : names) {
+			DistLock lock = holder.getLock(name);
+			lock.lock();
+			held.add(lock);
+		}
+		ExecutorService threads = Executors.newFixedThreadPool(names.size());
+		try {
+			List<Future<Boolean>> acquired = new ArrayList<>();
+			for (String name : names) {
+				acquired.add(threads.submit(() -> {
+					DistLock lock = waiter.getLock(name);
+					if (!lock.tryLock(Duration.ofSeconds(60))) {
+						return false;
+					}
+					lock.unlock();
+					return true;
+				}));
+			}
+			await().atMost(Duration.ofSeconds(10)).until(() -> names.stream()
+				.allMatch(name -> shardSubscribers(master, keys.shardChannel(name)) == 1));
+			Set<String> before = clientIds(master);
+
+			assertThat(master.command("CLIENT", "KILL", "TYPE", "pubsub")).doesNotStartWith("-");
+			// Lettuce reconnects and re-sends its shard subscriptions (its last command is SSUBSCRIBE).
+			await().atMost(Duration.ofSeconds(20)).until(() -> master.query("CLIENT", "LIST").lines()
+				.anyMatch(line -> line.contains(" cmd=ssubscribe") && !before.contains(idOf(line))));
+
+			await().atMost(Duration.ofSeconds(5)).alias("both locks' channels subscribed again after the reconnect")
+				.until(() -> names.stream().allMatch(name -> shardSubscribers(master, keys.shardChannel(name)) == 1));
+			held.forEach(DistLock::unlock);
+			for (Future<Boolean> future : acquired) {
+				assertThat(future.get(30, TimeUnit.SECONDS)).isTrue();
+			}
+		}
+		finally {
+			threads.shutdownNow();
+		}
+	}
+
+
+	static long shardSubscribers(RedisServerProcess master, String channel) {
+		String[] reply = master.query("PUBSUB", "SHARDNUMSUB", channel).split("\n");
+		return Long.parseLong(reply[1].trim());
+	}
+
+	private static Set<String> clientIds(RedisServerProcess master) {
+		return master.query("CLIENT", "LIST").lines().map(RedisClusterShardedPubSubReviewTest::idOf)
+			.collect(Collectors.toSet());
+	}
+
+	private static String idOf(String clientLine) {
+		int start = clientLine.indexOf("id=") + 3;
+		return clientLine.substring(start, clientLine.indexOf(' ', start));
+	}
+
+	/** @return lock names whose keys live on the given master (they own equal ranges, in order) */
+	static List<String> namesOnMaster(String prefix, int master, int count) {
+		int masters = redisCluster.cluster().masters().size();
+		List<String> names = new ArrayList<>();
+		for (int i = 0; names.size() < count; i++) {
+			int slot = ClusterSlotTags.slot("distlock:{" + prefix + i + "}");
+			if (slot * masters / 16384 == master) {
+				names.add(prefix + i);
+			}
+		}
+		return names;
+	}
+
+}
