@@ -22,11 +22,11 @@ import io.distlock.embedded.RedisServerProcess;
 import io.distlock.testing.RedisClusterExtension;
 
 /**
- * Review of p-shard: sharded pub/sub subscriptions after the connection to a shard drops and
- * Lettuce reconnects it.
+ * Sharded pub/sub subscriptions after the connection to a shard drops and Lettuce reconnects it
+ * (failed before distlock subscribed each lock again itself).
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-class RedisClusterShardedPubSubReviewTest {
+class RedisClusterShardedReconnectTest {
 
 	@RegisterExtension
 	static final RedisClusterExtension redisCluster = new RedisClusterExtension();
@@ -97,7 +97,7 @@ class RedisClusterShardedPubSubReviewTest {
 	}
 
 	private static Set<String> clientIds(RedisServerProcess master) {
-		return master.query("CLIENT", "LIST").lines().map(RedisClusterShardedPubSubReviewTest::idOf)
+		return master.query("CLIENT", "LIST").lines().map(RedisClusterShardedReconnectTest::idOf)
 			.collect(Collectors.toSet());
 	}
 
