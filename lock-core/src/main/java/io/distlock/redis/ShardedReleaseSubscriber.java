@@ -89,6 +89,12 @@ final class ShardedReleaseSubscriber extends RedisClusterPubSubAdapter<byte[], b
 
 	private static final Duration FIRST_RETRY = Duration.ofSeconds(1);
 
+	/**
+	 * How long a background pass waits for one lock's SSUBSCRIBE (an unanswered one stays queued in
+	 * Lettuce and may still land; the lock then counts as not subscribed until the next pass).
+	 */
+	private static final Duration BACKGROUND_WAIT = Duration.ofSeconds(5);
+
 	/** The longest pause between background attempts to subscribe a lock again. */
 	static final Duration MAX_RETRY = Duration.ofSeconds(30);
 
@@ -165,8 +171,8 @@ final class ShardedReleaseSubscriber extends RedisClusterPubSubAdapter<byte[], b
 					long lossesBefore = this.losses.get();
 					// One SSUBSCRIBE for all: they share a slot, so one node.
 					await(connection().async().ssubscribe(bytes(subscribing)), "SSUBSCRIBE " + subscribing);
-					if (whole && this.losses.get() == lossesBefore) {
-						listening.subscribed = true;
+					if (whole) {
+						markSubscribed(listening, lossesBefore);
 					}
 					startSweeping();
 				}
@@ -279,7 +285,11 @@ final class ShardedReleaseSubscriber extends RedisClusterPubSubAdapter<byte[], b
 	}
 
 	private void await(RedisFuture<?> reply, String what) {
-		Duration timeout = this.connectionFactory.getClientConfiguration().getCommandTimeout();
+		await(reply, what, this.connectionFactory.getClientConfiguration().getCommandTimeout());
+	}
+
+	private void await(RedisFuture<?> reply, String what, Duration longest) {
+		Duration timeout = min(longest, this.connectionFactory.getClientConfiguration().getCommandTimeout());
 		try {
 			reply.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
 		}
@@ -377,6 +387,7 @@ final class ShardedReleaseSubscriber extends RedisClusterPubSubAdapter<byte[], b
 	private void resubscribeLost() {
 		this.lock.lock();
 		try {
+			RuntimeException failure = null;
 			for (Map.Entry<String, Listening> entry : this.channels.entrySet()) {
 				Listening listening = entry.getValue();
 				if (this.closed || listening.subscribed) {
@@ -384,10 +395,18 @@ final class ShardedReleaseSubscriber extends RedisClusterPubSubAdapter<byte[], b
 				}
 				List<String> subscribing = listening.all(entry.getKey());
 				long lossesBefore = this.losses.get();
-				await(connection().async().ssubscribe(bytes(subscribing)), "SSUBSCRIBE " + subscribing);
-				if (this.losses.get() == lossesBefore) {
-					listening.subscribed = true;
+				try {
+					// A lock whose shard is still away must not keep the others waiting for the whole command timeout.
+					await(connection().async().ssubscribe(bytes(subscribing)), "SSUBSCRIBE " + subscribing,
+							BACKGROUND_WAIT);
+					markSubscribed(listening, lossesBefore);
 				}
+				catch (RuntimeException ex) {
+					failure = ex;
+				}
+			}
+			if (failure != null) {
+				throw failure;
 			}
 			this.retryDelay = FIRST_RETRY;
 		}
@@ -421,6 +440,18 @@ final class ShardedReleaseSubscriber extends RedisClusterPubSubAdapter<byte[], b
 		}
 	}
 
+	/**
+	 * Counts {@code listening} as subscribed unless a subscription was lost since {@code lossesBefore}:
+	 * set first and checked after, as {@link #lost} counts first and clears after, so that a loss
+	 * between the check and the set cannot be overwritten.
+	 */
+	private void markSubscribed(Listening listening, long lossesBefore) {
+		listening.subscribed = true;
+		if (this.losses.get() != lossesBefore) {
+			listening.subscribed = false;
+		}
+	}
+
 	private static Duration min(Duration a, Duration b) {
 		return (a.compareTo(b) <= 0) ? a : b;
 	}
@@ -448,6 +479,9 @@ final class ShardedReleaseSubscriber extends RedisClusterPubSubAdapter<byte[], b
 			if (any) {
 				log.info("distlock: a connection for shard subscriptions dropped; its locks are subscribed again "
 						+ "when it is back");
+				// Also when it never is (its master failed over, or the topology dropped the node): the pass
+				// follows the slots to where they are now, retrying with its back-off.
+				resubscribeLater(FIRST_RETRY);
 			}
 		}
 
@@ -477,9 +511,11 @@ final class ShardedReleaseSubscriber extends RedisClusterPubSubAdapter<byte[], b
 
 	@Override
 	public void close() {
+		// Before the lock: a pass holding it waits for a reply, and is interrupted rather than waited for.
+		this.closed = true;
+		this.housekeeping.shutdownNow();
 		this.lock.lock();
 		try {
-			this.closed = true;
 			this.channels.clear();
 			this.handOffs.clear();
 			this.housekeeping.shutdownNow();
