@@ -20,7 +20,6 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 
 import io.lettuce.core.AbstractRedisClient;
-import io.lettuce.core.Delegating;
 import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisChannelWriter;
 import io.lettuce.core.RedisConnectionStateListener;
@@ -500,11 +499,25 @@ final class ShardedReleaseSubscriber extends RedisClusterPubSubAdapter<byte[], b
 				return null;
 			}
 			RedisChannelWriter writer = handler.getChannelWriter();
-			while (writer instanceof Delegating<?> delegating
-					&& delegating.getDelegate() instanceof RedisChannelWriter delegate) {
-				writer = delegate;
+			// Lettuce wraps the endpoint in writers (command expiry, listeners) that hand out their delegate
+			// through getDelegate(); read reflectively, as the interface declaring it is Lettuce 7's (Boot 4.0
+			// and 3.5 bring Lettuce 6). Where it cannot be read, drops are not followed and Lettuce's own
+			// re-subscribe is all there is.
+			for (int depth = 0; depth < 8 && writer != null && !(writer instanceof PubSubEndpoint<?, ?>); depth++) {
+				writer = delegateOf(writer);
 			}
 			return (writer instanceof PubSubEndpoint<?, ?> endpoint) ? endpoint : null;
+		}
+
+		private static RedisChannelWriter delegateOf(RedisChannelWriter writer) {
+			try {
+				java.lang.reflect.Method getDelegate = writer.getClass().getMethod("getDelegate");
+				getDelegate.setAccessible(true);
+				return (getDelegate.invoke(writer) instanceof RedisChannelWriter delegate) ? delegate : null;
+			}
+			catch (ReflectiveOperationException | RuntimeException ex) {
+				return null;
+			}
 		}
 
 	}
