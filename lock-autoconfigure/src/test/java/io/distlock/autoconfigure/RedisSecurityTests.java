@@ -40,7 +40,7 @@ class RedisSecurityTests {
 	static final String WRONG_PASSWORD = "Wr0ng-never-printed";
 
 	/** The least-privilege ACL of docs/redis.md. */
-	static final String ACL = "on >" + PASSWORD + " ~distlock:* &distlock:* +@scripting +@pubsub +@hash +@list +get +set "
+	static final String ACL = "on >" + PASSWORD + " ~distlock:* &distlock:* +@scripting +@pubsub +@hash +@list +get +mget +set "
 			+ "+pexpire +pttl +exists +del +time +ping +hello +auth +client +select +info +lastsave";
 
 	private static TestCertificates certificates;

@@ -1,6 +1,7 @@
 -- Acquires or re-enters a reentrant lock, queueing the caller for a fair hand-off if it will wait.
 -- KEYS[1]  the lock hash: field <owner id> -> hold count, ':attempt' -> the attempt that took the
---          hold, ':token' -> fencing token once one was issued (see token.lua)
+--          hold, ':token' -> fencing token once one was issued (see token.lua), ':q' -> '1' once
+--          someone may wait in the queue for this hold (see release.lua)
 -- KEYS[2]  the fencing counter: the last token handed out (see fencing.lua), so tokens grow across all holders
 -- KEYS[3]  the wait queue: a list of owner ids in arrival order
 -- KEYS[4]  the queue's entries: owner id -> '<deadline ms>:<lease ms>:<attempt id>' (deadline in Redis time)
@@ -71,9 +72,15 @@ local function firstLive(t)
   end
 end
 
-local function enqueue(t)
+-- held: whether the lock hash exists (taken), which then learns that someone waits, so that its
+-- release looks in the queue: a release of a hold nobody queued for does not (see release.lua). A
+-- lock taken later from a queue marks its hash itself (take(true)).
+local function enqueue(t, held)
   if queueFor <= 0 then
     return
+  end
+  if held then
+    redis.call('hset', KEYS[1], ':q', 1)
   end
   -- HSET answers 1 for a new field: the owner is not in the list yet.
   if redis.call('hset', KEYS[4], owner, string.format('%d:%s:%s', t + queueFor, ARGV[2], ARGV[4])) == 1 then
@@ -86,8 +93,15 @@ local function enqueue(t)
 end
 
 -- Takes the free lock for this attempt; its fencing token is issued when asked for (token.lua).
-local function take()
-  if ARGV[4] ~= '' then
+-- queued: a queue exists, which the hold's release must look in (field ':q').
+local function take(queued)
+  if queued then
+    if ARGV[4] ~= '' then
+      redis.call('hset', KEYS[1], owner, 1, ':attempt', ARGV[4], ':q', 1)
+    else
+      redis.call('hset', KEYS[1], owner, 1, ':q', 1)
+    end
+  elseif ARGV[4] ~= '' then
     redis.call('hset', KEYS[1], owner, 1, ':attempt', ARGV[4])
   else
     redis.call('hset', KEYS[1], owner, 1)
@@ -106,10 +120,10 @@ if present == 0 then
   local graceLeft = serveGrace()
   if graceLeft then
     -- The server is serving its restart grace: wait in line.
-    enqueue(now())
+    enqueue(now(), false)
     return {0, graceLeft, lastToken(), 1}
   end
-  return take()
+  return take(false)
 end
 if present == 1 and redis.call('exists', KEYS[1]) == 0 then
   -- Free, with a queue: the first live waiter goes first.
@@ -120,19 +134,19 @@ if present == 1 and redis.call('exists', KEYS[1]) == 0 then
   local head, headDeadline = firstLive(t)
   if head ~= nil and head ~= owner then
     -- An earlier waiter is about to take it (the holder's lease ran out unreleased).
-    enqueue(t)
+    enqueue(t, false)
     return {0, math.max(headDeadline - t, 1), lastToken()}
   end
   local graceLeft = serveGrace()
   if graceLeft then
-    enqueue(t)
+    enqueue(t, false)
     return {0, graceLeft, lastToken(), 1}
   end
   if head == owner then
     redis.call('lpop', KEYS[3])
     redis.call('hdel', KEYS[4], owner)
   end
-  return take()
+  return take(true)
 end
 -- Taken. By this owner (re-entering, or taking up a hold handed over): its count, token and attempt in one call.
 local mine = redis.call('hmget', KEYS[1], owner, ':token', ':attempt')
@@ -143,7 +157,7 @@ if mine[1] then
     -- makes a new holder: it serves the restart grace, and gets a new token when it asks for one.
     local graceLeft = serveGrace()
     if graceLeft then
-      enqueue(now())
+      enqueue(now(), true)
       return {0, graceLeft, lastToken(), 1}
     end
     redis.call('hdel', KEYS[1], ':token')
@@ -164,6 +178,6 @@ if held > 0 then
   return {-1, 0}
 end
 if queueFor > 0 then
-  enqueue(now())
+  enqueue(now(), true)
 end
 return {0, redis.call('pttl', KEYS[1]), lastToken()}

@@ -35,10 +35,11 @@ end
 -- one, so that a restart within the second of the last save is not missed. A user that may not run
 -- LASTSAVE or INFO (or an uptime that cannot be read) gets the grace only for a missing counter,
 -- counted from then, as before these checks.
-local function restartGraceUntil(last, nowSeconds, nowMs, lastSaveSeen, graceMs, heldHere)
+-- seenSave is lastSaveSeen's value, read by the caller.
+local function restartGraceUntil(last, nowSeconds, nowMs, lastSaveSeen, seenSave, graceMs, heldHere)
   local grace = tonumber(graceMs)
   local saved = redis.pcall('lastsave')
-  if last and (type(saved) ~= 'number' or tonumber(redis.call('get', lastSaveSeen) or '') == saved) then
+  if last and (type(saved) ~= 'number' or tonumber(seenSave or '') == saved) then
     return nil
   end
   local up = (type(saved) == 'number') and uptimeSeconds() or nil
@@ -70,11 +71,11 @@ end
 -- restarted, which the restart check serves from its start. INFO is asked at most every 100 ms: a
 -- promotion follows the death of its master by more than that (Sentinel's down-after-milliseconds),
 -- so the kept check is always older than the promotion when a new holder arrives. Returns when a
--- grace for a promotion ends, or nil if none is running.
+-- grace for a promotion ends, or nil if none is running. kept is replicationIdSeen's value, read by
+-- the caller.
 local PROMOTION_CHECK_MS = 100
 
-local function promotedGraceUntil(nowMs, replicationIdSeen, graceMs)
-  local kept = redis.call('get', replicationIdSeen)
+local function promotedGraceUntil(nowMs, replicationIdSeen, kept, graceMs)
   local keptId, checkedAt, graceUntil
   if kept then
     local id, at, untilMs = string.match(kept, '^(%x*):(%d+):(%d+)$')
@@ -97,7 +98,18 @@ local function promotedGraceUntil(nowMs, replicationIdSeen, graceMs)
 end
 
 local function startOrServeGrace(counter, lastSaveSeen, replicationIdSeen, graceMs, heldHere)
-  local last = redis.call('get', counter)
+  local last, seenSave, seenReplication
+  if tonumber(graceMs) > 0 then
+    -- One MGET for the counter and both checks' keys: every acquisition of a free lock reads all three.
+    local kept = redis.pcall('mget', counter, lastSaveSeen, replicationIdSeen)
+    if kept.err then
+      -- A user whose ACL predates MGET in docs/redis.md's list (NOPERM): one GET each, as before.
+      kept = {redis.call('get', counter), redis.call('get', lastSaveSeen), redis.call('get', replicationIdSeen)}
+    end
+    last, seenSave, seenReplication = kept[1], kept[2], kept[3]
+  else
+    last = redis.call('get', counter)
+  end
   local marked = last and string.sub(last, 1, 6) == 'grace:'
   if not marked and tonumber(graceMs) <= 0 then
     return nil
@@ -107,14 +119,14 @@ local function startOrServeGrace(counter, lastSaveSeen, replicationIdSeen, grace
   local nowMs = math.floor(clock / 1000)
   local graceUntil = marked and tonumber(string.sub(last, 7)) or nil
   if tonumber(graceMs) > 0 then
-    local restarted = restartGraceUntil(last, tonumber(t[1]), nowMs, lastSaveSeen, graceMs, heldHere)
+    local restarted = restartGraceUntil(last, tonumber(t[1]), nowMs, lastSaveSeen, seenSave, graceMs, heldHere)
     if restarted and restarted > nowMs and (not graceUntil or restarted > graceUntil) then
       graceUntil = restarted
       redis.call('set', counter, 'grace:' .. string.format('%.0f', graceUntil))
     end
     -- A promotion's grace stays in replicationIdSeen: the counter came through replication and
     -- keeps its last token, which later tokens must stay above whatever the new master's clock says.
-    local promoted = promotedGraceUntil(nowMs, replicationIdSeen, graceMs)
+    local promoted = promotedGraceUntil(nowMs, replicationIdSeen, seenReplication, graceMs)
     if promoted and (not graceUntil or promoted > graceUntil) then
       graceUntil = promoted
     end

@@ -2,7 +2,8 @@
 -- waiter (that waiter's client is told on the channel), or, with nobody queued, is deleted and
 -- waiters are woken. Also takes a waiting attempt out of the queue ('leave', 'dequeue').
 -- KEYS[1]  the lock hash: field <owner id> -> hold count, ':attempt' -> the attempt that took the
---          hold, ':token' -> its fencing token if one was issued
+--          hold, ':token' -> its fencing token if one was issued, ':q' -> '1' if someone may have
+--          queued for it (acquire.lua's enqueue): only then does its release look in the queue
 -- KEYS[2]  the fencing counter: the last token handed out
 -- KEYS[3]  the wait queue: a list of owner ids in arrival order
 -- KEYS[4]  the queue's entries: owner id -> '<deadline ms>:<lease ms>:<attempt id>' (deadline in Redis time)
@@ -51,6 +52,9 @@ local attempt = ARGV[4]
 announceOn(ARGV[9])
 local channel = lockChannelOf(KEYS[1])
 local remaining
+-- Whether someone may be queued: a waiter marks the hold (':q') when it queues, so the release of a
+-- hold nobody queued for skips the queue. Leaving (rare) always looks.
+local queued = true
 if ARGV[3] ~= '' then
   local entry = redis.call('hget', KEYS[4], owner)
   if entry then
@@ -67,8 +71,8 @@ if ARGV[3] ~= '' then
   end
   remaining = 0
 else
-  -- One HMGET for the owner's count and the hold's attempt.
-  local hold = redis.call('hmget', KEYS[1], owner, ':attempt')
+  -- One HMGET for the owner's count, the hold's attempt and whether anybody queued.
+  local hold = redis.call('hmget', KEYS[1], owner, ':attempt', ':q')
   if not hold[1] or (attempt ~= '' and attemptOf(hold[2]) ~= attempt) then
     if attempt ~= '' and redis.call('get', KEYS[5]) == attempt then
       return 3
@@ -76,6 +80,7 @@ else
     return -1
   end
   remaining = tonumber(ARGV[2]) - 1
+  queued = hold[3] ~= false
   if remaining <= 0 and attempt ~= '' then
     -- Lettuce re-sends commands that were unanswered when a connection dropped, after it reconnects;
     -- the copy must find this mark rather than report the hold lost. One key per owner: releases
@@ -88,6 +93,10 @@ if remaining > 0 then
   return 0
 end
 redis.call('del', KEYS[1])
+if not queued and ARGV[8] ~= '1' then
+  -- Nobody queued since the lock was taken: nothing to hand on, nobody to tell.
+  return 1
+end
 -- Popping the head straight away: with nobody queued this costs what an EXISTS would.
 local head = redis.call('lpop', KEYS[3])
 if not head and ARGV[8] ~= '1' then
@@ -102,7 +111,8 @@ if head then
     local deadline, lease, ticket = string.match(entry or '', '^(%d+):(%d+):(.*)$')
     if deadline and tonumber(deadline) >= t then
       local _, token = nextToken(ARGV[7], time)
-      redis.call('hset', KEYS[1], head, 1, ':token', token, ':attempt', ticket)
+      -- ':q': others may still be queued behind the new holder.
+      redis.call('hset', KEYS[1], head, 1, ':token', token, ':attempt', ticket, ':q', 1)
       redis.call('pexpire', KEYS[1], math.min(tonumber(lease), tonumber(ARGV[5])))
       announce(handOffChannel(ARGV[6], head), 'grant ' .. token .. ' ' .. head .. ' ' .. ticket .. ' ' .. channel)
       return 1

@@ -35,7 +35,7 @@ class RedisAclTest {
 
 	/** The ACL of docs/redis.md, word for word after the user name. */
 	static final String README_ACL = "on >s3cret-for-locks ~distlock:* &distlock:* +@scripting +@pubsub +@hash +@list "
-			+ "+get +set +pexpire +pttl +exists +del +time +ping +hello +auth +client +select +info +lastsave";
+			+ "+get +mget +set +pexpire +pttl +exists +del +time +ping +hello +auth +client +select +info +lastsave";
 
 	/**
 	 * The clients' watchdog lease. What is tested here is which commands the ACL allows, not leases;
@@ -185,6 +185,32 @@ class RedisAclTest {
 			assertThat(lock.tryLock(Duration.ZERO)).as("acquisition %d", i).isTrue();
 			lock.unlock();
 		}
+	}
+
+	/**
+	 * The documented ACL listed no MGET before the restart grace's check read its three keys with one:
+	 * a user set up by that list still locks, with one GET each, and is not refused.
+	 */
+	@Test
+	void aUserOfTheEarlierAclWithoutMgetStillServesTheRestartGraceCheck() throws Exception {
+		List<String> acl = new ArrayList<>(List.of("ACL", "SETUSER", "locks", "reset"));
+		acl.addAll(List.of(README_ACL.replace(" +mget", "").split(" ")));
+		assertThat(redisServer.server().command(acl.toArray(String[]::new))).isEqualTo("+OK");
+		redisServer.server().command("ACL", "LOG", "RESET");
+		org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> redisServer.server()
+			.query("INFO", "server").matches("(?s).*uptime_in_seconds:([3-9]|\\d\\d+)\\b.*"));
+		RedisLockRegistry registry = new RedisLockRegistry(factory("s3cret-for-locks"), "distlock",
+				LockEngineOptions.builder().watchdogTimeout(WATCHDOG).restartGrace(Duration.ofSeconds(1)).build());
+		this.opened.add(registry);
+		DistLock lock = registry.getLock("acl-no-mget");
+		assertThat(lock.tryLock(Duration.ofSeconds(10))).isTrue();
+		lock.unlock();
+		for (int i = 0; i < 5; i++) {
+			assertThat(lock.tryLock(Duration.ZERO)).as("acquisition %d", i).isTrue();
+			lock.unlock();
+		}
+		assertThat(redisServer.server().query("ACL", "LOG")).as("the check tried MGET, was refused and fell back")
+			.contains("mget");
 	}
 
 	private RedisLockRegistry client() {

@@ -28,6 +28,7 @@ import io.distlock.LockLostException;
 import io.distlock.LostHold;
 import io.distlock.core.AcquireRequest;
 import io.distlock.core.EngineProbe;
+import io.distlock.core.LockEngineOptions;
 import io.distlock.core.LockBackend.Acquisition;
 import io.distlock.core.LockBackend.Release;
 import io.distlock.core.ReleaseRequest;
@@ -113,6 +114,56 @@ class RedisLockRegistryTest {
 			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
 		withGrace.close();
 		withoutGrace.close();
+	}
+
+	/**
+	 * An uncontended pair sends nothing nobody hears: no look in the queue (LPOP) and no message
+	 * (PUBLISH) when nobody queued, and the restart grace's check reads its keys in one MGET. The
+	 * commands Redis runs per pair, the two script calls included, are what BENCHMARKS.md reports.
+	 */
+	@Test
+	void anUncontendedPairLooksInNoQueueAndPublishesNothing() {
+		RedisLockRegistry withoutGrace = this.clients.registry(LockEngineOptions.builder().restartGrace(Duration.ZERO));
+		RedisLockRegistry withGrace = this.clients.registry(LockEngineOptions.builder().restartGrace(Duration.ofMillis(1)));
+		assertThat(commandsPerPair(withoutGrace.getLock("quiet"))).doesNotContainKeys("publish", "lpop")
+			.containsEntry("evalsha", 2.0)
+			.satisfies(commands -> assertThat(total(commands)).isEqualTo(9.0));
+		// The grace's check adds TIME, LASTSAVE and one MGET; INFO replication at most every 100 ms.
+		assertThat(commandsPerPair(withGrace.getLock("quiet-grace"))).doesNotContainKeys("publish", "lpop", "get")
+			.containsEntry("mget", 1.0)
+			.satisfies(commands -> assertThat(total(commands)).isLessThanOrEqualTo(11.5));
+	}
+
+	private Map<String, Double> commandsPerPair(DistLock lock) {
+		for (int i = 0; i < 5; i++) {
+			lock.lock();
+			lock.unlock();
+		}
+		int pairs = 50;
+		this.clients.redis().execute((RedisCallback<Object>) connection -> {
+			connection.serverCommands().resetConfigStats();
+			return null;
+		});
+		for (int i = 0; i < pairs; i++) {
+			lock.lock();
+			lock.unlock();
+		}
+		java.util.Properties stats = this.clients.redis()
+			.execute((RedisCallback<java.util.Properties>) connection -> connection.serverCommands().info("commandstats"));
+		Map<String, Double> perPair = new java.util.TreeMap<>();
+		Pattern calls = Pattern.compile("calls=(\\d+)");
+		stats.forEach((field, value) -> {
+			String command = String.valueOf(field).replace("cmdstat_", "");
+			Matcher matcher = calls.matcher(String.valueOf(value));
+			if (!command.startsWith("config") && !command.startsWith("info") && matcher.find()) {
+				perPair.put(command, Long.parseLong(matcher.group(1)) / (double) pairs);
+			}
+		});
+		return perPair;
+	}
+
+	private static double total(Map<String, Double> commands) {
+		return commands.values().stream().mapToDouble(Double::doubleValue).sum();
 	}
 
 	/**
