@@ -25,16 +25,30 @@ final class EncodedKeys {
 	 */
 	private final Names[] table = new Names[SLOTS];
 
+	/** How many of acquire.lua's keys are sent: the last two only serve the restart grace. */
+	private final int acquireKeyCount;
+
+	/** Keys for a client with a restart grace. */
 	EncodedKeys(RedisKeys keys) {
-		this.keys = keys;
+		this(keys, true);
 	}
 
 	/**
-	 * @return the keys of {@code acquire.lua} in KEYS order (see {@link RedisKeys#scriptKeys}); shared
-	 * between calls, so never to be written to
+	 * @param keys the key names
+	 * @param restartGrace whether the client serves a restart grace: without one, acquire.lua reads
+	 * neither of the grace's keys, and each costs Redis more to take in than its check does
+	 */
+	EncodedKeys(RedisKeys keys, boolean restartGrace) {
+		this.keys = keys;
+		this.acquireKeyCount = restartGrace ? 6 : 4;
+	}
+
+	/**
+	 * @return the keys of {@code acquire.lua} in KEYS order (see {@link RedisKeys#scriptKeys}), without
+	 * the restart grace's two for a client without one; shared between calls, so never to be written to
 	 */
 	byte[][] acquireKeys(String name) {
-		return of(name).scriptKeys;
+		return of(name).acquireKeys;
 	}
 
 	/**
@@ -79,7 +93,7 @@ final class EncodedKeys {
 		int slot = (hash ^ (hash >>> 16)) & (SLOTS - 1);
 		Names names = this.table[slot];
 		if (names == null || !names.name.equals(name)) {
-			names = new Names(name, this.keys);
+			names = new Names(name, this.keys, this.acquireKeyCount);
 			this.table[slot] = names;
 		}
 		return names;
@@ -92,6 +106,9 @@ final class EncodedKeys {
 
 		final byte[][] scriptKeys;
 
+		/** The first keys of {@link #scriptKeys}: all of them, or those a client without a restart grace sends. */
+		final byte[][] acquireKeys;
+
 		/** The release marker's key up to the owner id. */
 		final byte[] markerPrefix;
 
@@ -103,9 +120,11 @@ final class EncodedKeys {
 		 */
 		volatile ReleaseKeys lastRelease;
 
-		Names(String name, RedisKeys keys) {
+		Names(String name, RedisKeys keys, int acquireKeyCount) {
 			this.name = name;
 			this.scriptKeys = ScriptArguments.text(keys.scriptKeys(name));
+			this.acquireKeys = (acquireKeyCount == this.scriptKeys.length) ? this.scriptKeys
+					: Arrays.copyOf(this.scriptKeys, acquireKeyCount);
 			// Release's keys are acquire's first four and the marker; with no owner, the marker's prefix.
 			this.markerPrefix = ScriptArguments.text(keys.releaseKeys(name, ""))[4];
 			this.shardChannel = ScriptArguments.text(keys.shardChannel(name));

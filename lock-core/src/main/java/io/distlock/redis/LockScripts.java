@@ -18,8 +18,13 @@ final class LockScripts {
 	@SuppressWarnings("rawtypes")
 	static final RedisScript<List> ACQUIRE = load(List.class, "grace.lua", "acquire.lua");
 
-	/** Announces on classic or shard channels (announce.lua), and draws a hand-off's token (fencing.lua). */
-	static final RedisScript<Long> RELEASE = load(Long.class, "announce.lua", "fencing.lua", "release.lua");
+	/**
+	 * Announces on classic or shard channels (announce.lua), and draws a hand-off's token (fencing.lua):
+	 * both after the part of release.lua that frees a hold nobody queued for, so that an uncontended
+	 * release does not create their functions.
+	 */
+	static final RedisScript<Long> RELEASE = load(Long.class, "release.lua", "announce.lua", "fencing.lua",
+			"release-handoff.lua");
 
 	static final RedisScript<Long> TOKEN = load(Long.class, "fencing.lua", "token.lua");
 

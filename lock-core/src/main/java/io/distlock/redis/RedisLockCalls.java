@@ -129,9 +129,10 @@ final class RedisLockCalls {
 			RedisReplicaAcks replicaAcks) {
 		this.keys = new RedisKeys(keyPrefix,
 				connectionFactory instanceof LettuceConnectionFactory lettuce && lettuce.isClusterAware());
-		this.encodedKeys = new EncodedKeys(this.keys);
+		long graceMillis = this.keys.cluster() ? 0 : Math.max(0, restartGrace.toMillis());
+		this.encodedKeys = new EncodedKeys(this.keys, graceMillis > 0);
 		this.grantChannelPrefix = ScriptArguments.text(this.keys.grantChannelPrefix());
-		this.restartGrace = ScriptArguments.number(this.keys.cluster() ? 0 : Math.max(0, restartGrace.toMillis()));
+		this.restartGrace = ScriptArguments.number(graceMillis);
 		this.redis = new StringRedisTemplate(connectionFactory);
 		// Otherwise every call through a template wraps the connection in a close-suppressing JDK proxy.
 		this.redis.setExposeConnection(true);

@@ -13,11 +13,11 @@
 --          attempt's of the same owner), and named in a hand-off message so that only this attempt
 --          takes a hand-off announced late
 -- ARGV[5]  how long the owner stays queued if the lock is taken, in ms; 0 = do not queue
--- KEYS[5]  (read and written only with a restart grace) the server's LASTSAVE when this script last
+-- KEYS[5]  (sent, read and written only with a restart grace) the server's LASTSAVE when this script last
 --          made sure that the server had not restarted within the grace (see grace.lua)
 -- ARGV[6]  the restart grace in ms (see grace.lua); 0 = none
 -- ARGV[7]  '1' if this client has held a lock on this server before, else '0' (see grace.lua)
--- KEYS[6]  (read and written only with a restart grace) the server's replication id when this
+-- KEYS[6]  (sent, read and written only with a restart grace) the server's replication id when this
 --          script last checked for a promotion, and when (see grace.lua's promotedGraceUntil)
 -- Returns  {1, token} acquired or re-entered (also: release.lua handed the lock to this owner);
 --          token is -2 when none was issued yet: token.lua issues one when the holder asks, so the
@@ -29,13 +29,50 @@
 -- The count is set to ARGV[3] + 1, not incremented, so a copy of this call re-sent after a
 -- reconnect leaves the count as one call would.
 local owner = ARGV[1]
-local held = tonumber(ARGV[3])
-local queueFor = tonumber(ARGV[5])
 
 -- grace.lua's restart grace (LockScripts puts that file before this one) with this script's keys.
 local function serveGrace()
   return startOrServeGrace(KEYS[2], KEYS[5], KEYS[6], ARGV[6], ARGV[7])
 end
+
+-- Takes the free lock for this attempt; its fencing token is issued when asked for (token.lua).
+-- queued: a queue exists, which the hold's release must look in (field ':q').
+local function take(queued)
+  if queued then
+    if ARGV[4] ~= '' then
+      redis.call('hset', KEYS[1], owner, '1', ':attempt', ARGV[4], ':q', '1')
+    else
+      redis.call('hset', KEYS[1], owner, '1', ':q', '1')
+    end
+  elseif ARGV[4] ~= '' then
+    redis.call('hset', KEYS[1], owner, '1', ':attempt', ARGV[4])
+  else
+    redis.call('hset', KEYS[1], owner, '1')
+  end
+  redis.call('pexpire', KEYS[1], ARGV[2])
+  return {1, -2}
+end
+
+-- One EXISTS for the lock and its queue: the uncontended path needs neither, and with both there
+-- (the contended path) the lock is known to be taken without a second look.
+local present = redis.call('exists', KEYS[1], KEYS[3])
+local graceLeft = nil
+if present == 0 then
+  -- Compared as text: Lua's tonumber costs more than the comparison, on every call.
+  if ARGV[3] ~= '0' then
+    return {-1, 0}
+  end
+  graceLeft = serveGrace()
+  if not graceLeft then
+    return take(false)
+  end
+end
+
+-- The functions of the paths below are defined only here, past the free lock's path: Lua creates a
+-- closure for every function definition it runs through, on every call, and an uncontended
+-- acquisition needs none of them.
+local held = tonumber(ARGV[3])
+local queueFor = tonumber(ARGV[5])
 
 local function now()
   local t = redis.call('time')
@@ -72,15 +109,15 @@ local function firstLive(t)
   end
 end
 
--- held: whether the lock hash exists (taken), which then learns that someone waits, so that its
+-- taken: whether the lock hash exists, which then learns that someone waits, so that its
 -- release looks in the queue: a release of a hold nobody queued for does not (see release.lua). A
 -- lock taken later from a queue marks its hash itself (take(true)).
-local function enqueue(t, held)
+local function enqueue(t, taken)
   if queueFor <= 0 then
     return
   end
-  if held then
-    redis.call('hset', KEYS[1], ':q', 1)
+  if taken then
+    redis.call('hset', KEYS[1], ':q', '1')
   end
   -- HSET answers 1 for a new field: the owner is not in the list yet.
   if redis.call('hset', KEYS[4], owner, string.format('%d:%s:%s', t + queueFor, ARGV[2], ARGV[4])) == 1 then
@@ -92,38 +129,10 @@ local function enqueue(t, held)
   end
 end
 
--- Takes the free lock for this attempt; its fencing token is issued when asked for (token.lua).
--- queued: a queue exists, which the hold's release must look in (field ':q').
-local function take(queued)
-  if queued then
-    if ARGV[4] ~= '' then
-      redis.call('hset', KEYS[1], owner, 1, ':attempt', ARGV[4], ':q', 1)
-    else
-      redis.call('hset', KEYS[1], owner, 1, ':q', 1)
-    end
-  elseif ARGV[4] ~= '' then
-    redis.call('hset', KEYS[1], owner, 1, ':attempt', ARGV[4])
-  else
-    redis.call('hset', KEYS[1], owner, 1)
-  end
-  redis.call('pexpire', KEYS[1], ARGV[2])
-  return {1, -2}
-end
-
--- One EXISTS for the lock and its queue: the uncontended path needs neither, and with both there
--- (the contended path) the lock is known to be taken without a second look.
-local present = redis.call('exists', KEYS[1], KEYS[3])
 if present == 0 then
-  if held > 0 then
-    return {-1, 0}
-  end
-  local graceLeft = serveGrace()
-  if graceLeft then
-    -- The server is serving its restart grace: wait in line.
-    enqueue(now(), false)
-    return {0, graceLeft, lastToken(), 1}
-  end
-  return take(false)
+  -- The server is serving its restart grace: wait in line.
+  enqueue(now(), false)
+  return {0, graceLeft, lastToken(), 1}
 end
 if present == 1 and redis.call('exists', KEYS[1]) == 0 then
   -- Free, with a queue: the first live waiter goes first.

@@ -39,8 +39,9 @@
 -- when handed on; 'released' on the lock channel when freed and someone queued (see ARGV[8]).
 -- The count is set to ARGV[2] - 1, not decremented, so a copy re-sent after a reconnect cannot
 -- release a reentrant hold of 2 down to 0.
--- A hand-off's token comes from nextToken (fencing.lua, which LockScripts puts before this file, after
--- announce.lua).
+-- This file ends where a release of a hold nobody queued for is done; LockScripts puts announce.lua,
+-- fencing.lua (nextToken, for a hand-off's token) and release-handoff.lua after it, whose functions
+-- Lua would otherwise create as closures on every call, the uncontended ones too.
 
 -- The attempt that took a hold. Holds handed over by an earlier distlock (a rolling upgrade) name it ':ticket'.
 local function attemptOf(hold)
@@ -49,8 +50,6 @@ end
 
 local owner = ARGV[1]
 local attempt = ARGV[4]
-announceOn(ARGV[9])
-local channel = lockChannelOf(KEYS[1])
 local remaining
 -- Whether someone may be queued: a waiter marks the hold (':q') when it queues, so the release of a
 -- hold nobody queued for skips the queue. Leaving (rare) always looks.
@@ -79,13 +78,14 @@ else
     end
     return -1
   end
-  remaining = tonumber(ARGV[2]) - 1
+  -- A last hold ('1', most releases) is told apart as text: Lua's tonumber costs more.
+  remaining = (ARGV[2] == '1') and 0 or (tonumber(ARGV[2]) - 1)
   queued = hold[3] ~= false
   if remaining <= 0 and attempt ~= '' then
     -- Lettuce re-sends commands that were unanswered when a connection dropped, after it reconnects;
     -- the copy must find this mark rather than report the hold lost. One key per owner: releases
     -- of other owners in the meantime (a hand-off under contention) must not wipe it.
-    redis.call('set', KEYS[5], attempt, 'px', 15000)
+    redis.call('set', KEYS[5], attempt, 'px', '15000')
   end
 end
 if remaining > 0 then
@@ -97,28 +97,3 @@ if not queued and ARGV[8] ~= '1' then
   -- Nobody queued since the lock was taken: nothing to hand on, nobody to tell.
   return 1
 end
--- Popping the head straight away: with nobody queued this costs what an EXISTS would.
-local head = redis.call('lpop', KEYS[3])
-if not head and ARGV[8] ~= '1' then
-  return 1
-end
-if head then
-  local time = redis.call('time')
-  local t = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-  while head do
-    local entry = redis.call('hget', KEYS[4], head)
-    redis.call('hdel', KEYS[4], head)
-    local deadline, lease, ticket = string.match(entry or '', '^(%d+):(%d+):(.*)$')
-    if deadline and tonumber(deadline) >= t then
-      local _, token = nextToken(ARGV[7], time)
-      -- ':q': others may still be queued behind the new holder.
-      redis.call('hset', KEYS[1], head, 1, ':token', token, ':attempt', ticket, ':q', 1)
-      redis.call('pexpire', KEYS[1], math.min(tonumber(lease), tonumber(ARGV[5])))
-      announce(handOffChannel(ARGV[6], head), 'grant ' .. token .. ' ' .. head .. ' ' .. ticket .. ' ' .. channel)
-      return 1
-    end
-    head = redis.call('lpop', KEYS[3])
-  end
-end
-announce(channel, 'released')
-return 1
