@@ -54,15 +54,26 @@ final class Contenders {
 	 * @return distlock on those connections
 	 */
 	static Contender distlock(java.util.function.Supplier<LettuceConnectionFactory> connections) {
+		return distlock("distlock", connections, restartGrace());
+	}
+
+	/**
+	 * @param name the contender's name in the report
+	 * @param connections makes each client's own connection factory, destroyed with the client
+	 * @param restartGrace the registry's restart grace
+	 * @return distlock on those connections with that grace
+	 */
+	static Contender distlock(String name, java.util.function.Supplier<LettuceConnectionFactory> connections,
+			java.time.Duration restartGrace) {
 		return new Contender() {
 			public String name() {
-				return "distlock";
+				return name;
 			}
 
 			public Client newClient() {
 				LettuceConnectionFactory factory = connections.get();
 				io.distlock.redis.RedisLockRegistry registry = new io.distlock.redis.RedisLockRegistry(factory, "bench",
-						LockEngineOptions.builder().restartGrace(restartGrace()).build());
+						LockEngineOptions.builder().restartGrace(restartGrace).build());
 				return Client.of(key -> registry.getLock(key), () -> {
 					registry.close();
 					factory.destroy();

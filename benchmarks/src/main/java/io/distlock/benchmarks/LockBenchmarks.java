@@ -205,6 +205,12 @@ public final class LockBenchmarks {
 			ClusterScenario.run(masterCounts, warmup, duration,
 					name -> only.isEmpty() || List.of(only.split(",")).contains(name), clusterReport);
 		}
+		// Opt-in: scenario 15, the server's instructions per uncontended pair under callgrind.
+		List<String> instructionsReport = new ArrayList<>();
+		if (scenarios.contains("instructions")) {
+			String only = System.getProperty("bench.only", "");
+			InstructionsScenario.run(name -> only.isEmpty() || List.of(only.split(",")).contains(name), instructionsReport);
+		}
 		List<RedisServerProcess> masters = new ArrayList<>();
 		try {
 			for (int i = 0; i < (selected.test("redlock") ? 5 : 0); i++) {
@@ -330,6 +336,7 @@ public final class LockBenchmarks {
 		ratios(report, "zookeeper-contended", zkContended, "distlock");
 		ratios(report, "zookeeper-ensemble", zkEnsemble, "distlock");
 		report.addAll(clusterReport);
+		report.addAll(instructionsReport);
 		report.forEach(System.out::println);
 	}
 
