@@ -74,7 +74,10 @@ public interface LockBackend extends AutoCloseable {
 		return true;
 	}
 
-	/** @return whether this backend queues waiters and hands a released lock to the first of them */
+	/**
+	 * @return whether this backend serves waiters in arrival order: Redis queues them and hands a
+	 * released lock to the first; ZooKeeper lines them up, each woken when the one before it is done
+	 */
 	default boolean queuesWaiters() {
 		return false;
 	}
