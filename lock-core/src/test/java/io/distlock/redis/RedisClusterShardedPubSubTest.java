@@ -76,7 +76,8 @@ class RedisClusterShardedPubSubTest {
 		int master = masterWithoutClassicSubscribers();
 		redisCluster.cluster().onEachMaster("CONFIG", "RESETSTAT");
 		long busPublishes = clusterStat("cluster_stats_messages_publish_sent");
-		List<Duration> handOffs = contend(registries, namesOnMaster("handoff:", master, 3), 150);
+		List<Duration> handOffs = contend(registries,
+				ShardSubscriptions.namesOnMaster(redisCluster.cluster(), "handoff:", master, 3), 150);
 		// Mostly one per hand-off; a release that found the other not queued yet announced nothing.
 		assertThat(calls("spublish")).as("SPUBLISH calls").isGreaterThan(handOffs.size() / 2);
 		assertThat(calls("publish")).as("PUBLISH calls").isZero();
@@ -99,7 +100,7 @@ class RedisClusterShardedPubSubTest {
 		RedisLockRegistry holder = this.clients.registry(Duration.ofSeconds(30));
 		RedisLockRegistry waiter = this.clients.registry(Duration.ofSeconds(30));
 		List<RedisServerProcess> masters = redisCluster.cluster().masters();
-		String name = namesOnMaster("moving:", 1, 1).get(0);
+		String name = ShardSubscriptions.namesOnMaster(redisCluster.cluster(), "moving:", 1, 1).get(0);
 		RedisKeys keys = new RedisKeys("distlock", true);
 		int slot = keys.slot(name);
 		String channel = keys.shardChannel(name);
@@ -124,12 +125,14 @@ class RedisClusterShardedPubSubTest {
 			await().atMost(Duration.ofSeconds(10))
 				.until(() -> waiting.get() != null && ThreadStates.parkedWaitingForRelease(waiting.get()));
 			// Subscribed in the background, after the waiter queued.
-			await().atMost(Duration.ofSeconds(10)).until(() -> shardSubscribers(masters.get(1), channel) == 1);
+			ShardSubscriptions.awaitOneSubscriberEach("the waiter's channel subscribed on the lock's master",
+					Duration.ofSeconds(10), masters.get(1), List.of(channel));
 
 			moveSlot(slot, masters.get(1), masters.get(2));
 			moved = true;
-			await().atMost(Duration.ofSeconds(20)).until(() -> shardSubscribers(masters.get(2), channel) == 1);
-			assertThat(shardSubscribers(masters.get(1), channel)).as("subscribers left on the old master").isZero();
+			ShardSubscriptions.awaitOneSubscriberEach("the waiter's channel subscribed on the slot's new master",
+					Duration.ofSeconds(20), masters.get(2), List.of(channel));
+			assertThat(ShardSubscriptions.subscribers(masters.get(1), channel)).as("subscribers left on the old master").isZero();
 
 			holders.decrementAndGet();
 			long releasedAt = System.nanoTime();
@@ -144,11 +147,6 @@ class RedisClusterShardedPubSubTest {
 				moveSlot(slot, masters.get(2), masters.get(1));
 			}
 		}
-	}
-
-	private static long shardSubscribers(RedisServerProcess master, String channel) {
-		String[] reply = master.query("PUBSUB", "SHARDNUMSUB", channel).split("\n");
-		return Long.parseLong(reply[1].trim());
 	}
 
 	/** Moves a slot with its keys as redis-cli --cluster reshard does: IMPORTING, MIGRATING, MIGRATE, NODE. */
@@ -245,19 +243,6 @@ class RedisClusterShardedPubSubTest {
 
 	/** A release: by which thread, when ({@link System#nanoTime()}). */
 	private record Release(Thread by, long at) {
-	}
-
-	/** @return lock names whose keys live on the given master (they own equal ranges, in order) */
-	private static List<String> namesOnMaster(String prefix, int master, int count) {
-		int masters = redisCluster.cluster().masters().size();
-		List<String> names = new ArrayList<>();
-		for (int i = 0; names.size() < count; i++) {
-			int slot = ClusterSlotTags.slot("distlock:{" + prefix + i + "}");
-			if (slot * masters / 16384 == master) {
-				names.add(prefix + i);
-			}
-		}
-		return names;
 	}
 
 	/** @return the sum over the masters of a CLUSTER INFO counter */

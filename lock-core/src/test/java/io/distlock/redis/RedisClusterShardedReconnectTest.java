@@ -47,7 +47,7 @@ class RedisClusterShardedReconnectTest {
 		RedisLockRegistry holder = this.clients.registry(Duration.ofSeconds(30));
 		RedisLockRegistry waiter = this.clients.registry(Duration.ofSeconds(30));
 		RedisServerProcess master = redisCluster.cluster().masters().get(1);
-		List<String> names = namesOnMaster("reconnect:", 1, 2);
+		List<String> names = ShardSubscriptions.namesOnMaster(redisCluster.cluster(), "reconnect:", 1, 2);
 		RedisKeys keys = new RedisKeys("distlock", true);
 		assertThat(keys.slot(names.get(0))).isNotEqualTo(keys.slot(names.get(1)));
 		List<DistLock> held = new ArrayList<>();
@@ -69,8 +69,9 @@ class RedisClusterShardedReconnectTest {
 					return true;
 				}));
 			}
-			await().atMost(Duration.ofSeconds(10)).until(() -> names.stream()
-				.allMatch(name -> shardSubscribers(master, keys.shardChannel(name)) == 1));
+			List<String> channels = names.stream().map(keys::shardChannel).toList();
+			ShardSubscriptions.awaitOneSubscriberEach("both locks' channels subscribed", Duration.ofSeconds(10), master,
+					channels);
 			Set<String> before = clientIds(master);
 
 			assertThat(master.command("CLIENT", "KILL", "TYPE", "pubsub")).doesNotStartWith("-");
@@ -78,8 +79,8 @@ class RedisClusterShardedReconnectTest {
 			await().atMost(Duration.ofSeconds(20)).until(() -> master.query("CLIENT", "LIST").lines()
 				.anyMatch(line -> line.contains(" cmd=ssubscribe") && !before.contains(idOf(line))));
 
-			await().atMost(Duration.ofSeconds(5)).alias("both locks' channels subscribed again after the reconnect")
-				.until(() -> names.stream().allMatch(name -> shardSubscribers(master, keys.shardChannel(name)) == 1));
+			ShardSubscriptions.awaitOneSubscriberEach("both locks' channels subscribed again after the reconnect",
+					Duration.ofSeconds(5), master, channels);
 			held.forEach(DistLock::unlock);
 			for (Future<Boolean> future : acquired) {
 				assertThat(future.get(30, TimeUnit.SECONDS)).isTrue();
@@ -90,12 +91,6 @@ class RedisClusterShardedReconnectTest {
 		}
 	}
 
-
-	static long shardSubscribers(RedisServerProcess master, String channel) {
-		String[] reply = master.query("PUBSUB", "SHARDNUMSUB", channel).split("\n");
-		return Long.parseLong(reply[1].trim());
-	}
-
 	private static Set<String> clientIds(RedisServerProcess master) {
 		return master.query("CLIENT", "LIST").lines().map(RedisClusterShardedReconnectTest::idOf)
 			.collect(Collectors.toSet());
@@ -104,19 +99,6 @@ class RedisClusterShardedReconnectTest {
 	private static String idOf(String clientLine) {
 		int start = clientLine.indexOf("id=") + 3;
 		return clientLine.substring(start, clientLine.indexOf(' ', start));
-	}
-
-	/** @return lock names whose keys live on the given master (they own equal ranges, in order) */
-	static List<String> namesOnMaster(String prefix, int master, int count) {
-		int masters = redisCluster.cluster().masters().size();
-		List<String> names = new ArrayList<>();
-		for (int i = 0; names.size() < count; i++) {
-			int slot = ClusterSlotTags.slot("distlock:{" + prefix + i + "}");
-			if (slot * masters / 16384 == master) {
-				names.add(prefix + i);
-			}
-		}
-		return names;
 	}
 
 }

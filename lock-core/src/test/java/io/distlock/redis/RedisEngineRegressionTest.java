@@ -113,7 +113,10 @@ class RedisEngineRegressionTest {
 					}
 					return null;
 				});
-				await().atMost(Duration.ofSeconds(10)).until(() -> queueLength(name) == 1);
+				// Looked at from the start and then often: with Awaitility's first look after 100 ms, these two
+				// waits were most of each of the 40 rounds.
+				await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(5)).atMost(Duration.ofSeconds(10))
+					.until(() -> queueLength(name) == 1);
 
 				Future<?> u = this.threads.submit(() -> {
 					DistLock lock = nextClient.getLock(name);
@@ -127,7 +130,8 @@ class RedisEngineRegressionTest {
 					return null;
 				});
 				// U queued in Redis behind T: the release goes to T.
-				await().atMost(Duration.ofSeconds(10)).until(() -> queueLength(name) == 2);
+				await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(5)).atMost(Duration.ofSeconds(10))
+					.until(() -> queueLength(name) == 2);
 
 				Future<?> closer = this.threads.submit(() -> {
 					go.await();

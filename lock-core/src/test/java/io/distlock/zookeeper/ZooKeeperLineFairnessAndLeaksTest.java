@@ -6,31 +6,20 @@ import static org.awaitility.Awaitility.await;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.test.InstanceSpec;
-import org.apache.curator.test.TestingServer;
-import org.apache.zookeeper.KeeperException;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.distlock.DistLock;
 import io.distlock.LockRegistry;
 import io.distlock.core.AcquireRequest;
-import io.distlock.core.BackendLockRegistry;
 import io.distlock.core.LockBackend;
 import io.distlock.core.LockBackend.Acquisition;
-import io.distlock.core.LockEngineOptions;
 
 /**
  * The exclusive lock's line ({@link ZooKeeperQueue}) where a review found it wrong: a client that
@@ -44,77 +33,11 @@ class ZooKeeperLineFairnessAndLeaksTest {
 
 	private static final Duration PATIENCE = Duration.ofSeconds(30);
 
-	private static TestingServer server;
+	@RegisterExtension
+	static final ZooKeeperServerExtension zooKeeper = new ZooKeeperServerExtension();
 
-	private ZooKeeperTestClients clients;
-
-	private CuratorFramework observer;
-
-	private final List<AutoCloseable> closing = new CopyOnWriteArrayList<>();
-
-	private final ExecutorService threads = Executors.newCachedThreadPool();
-
-	@BeforeAll
-	static void startServer() throws Exception {
-		server = new TestingServer(new InstanceSpec(null, -1, -1, -1, true, 1, ZooKeeperTestClients.TICK_MILLIS, -1,
-				Map.of("4lw.commands.whitelist", "srvr,wchp", "forceSync", "no")), true);
-	}
-
-	@AfterAll
-	static void stopServer() throws Exception {
-		server.close();
-	}
-
-	@BeforeEach
-	void newClients() {
-		this.clients = new ZooKeeperTestClients(server.getConnectString());
-		this.observer = this.clients.newCurator(ZooKeeperTestClients.SESSION_TIMEOUT);
-	}
-
-	@AfterEach
-	void closeClients() throws Exception {
-		this.threads.shutdownNow();
-		for (AutoCloseable client : this.closing) {
-			try {
-				client.close();
-			}
-			catch (Exception ex) {
-				// Closed by its test already.
-			}
-		}
-		this.observer.close();
-		this.clients.close();
-	}
-
-	private ZooKeeperLockBackend backend() {
-		ZooKeeperLockBackend backend = new ZooKeeperLockBackend(
-				this.clients.newCurator(ZooKeeperTestClients.SESSION_TIMEOUT), BASE, ZooKeeperTestClients.CONNECTION_TIMEOUT,
-				true);
-		this.closing.add(backend);
-		return backend;
-	}
-
-	private LockRegistry registry(ZooKeeperLockBackend backend) {
-		BackendLockRegistry registry = new BackendLockRegistry(backend,
-				LockEngineOptions.builder().watchdogTimeout(Duration.ofSeconds(30)).build());
-		this.closing.add(0, registry);
-		return registry;
-	}
-
-	private String lockPath(String name) {
-		return BASE + "/" + ZooKeeperNodeNames.nodeName(name);
-	}
-
-	private List<String> line(String name) throws Exception {
-		try {
-			List<String> nodes = new ArrayList<>(this.observer.getChildren().forPath(lockPath(name) + ".q"));
-			nodes.sort((a, b) -> a.substring(a.length() - 10).compareTo(b.substring(b.length() - 10)));
-			return nodes;
-		}
-		catch (KeeperException.NoNodeException none) {
-			return List.of();
-		}
-	}
+	@RegisterExtension
+	final ZooKeeperClientsExtension zk = new ZooKeeperClientsExtension(zooKeeper, BASE);
 
 	/**
 	 * Barging (fairness): a client with one thread that releases and locks again at once finds no
@@ -129,22 +52,22 @@ class ZooKeeperLineFairnessAndLeaksTest {
 	@Test
 	void aClientThatReleasesAndLocksAgainAtOnceDoesNotPassTheFirstInLine() throws Exception {
 		String name = "barging";
-		ZooKeeperLockBackend releasingBackend = backend();
+		ZooKeeperLockBackend releasingBackend = this.zk.backend();
 		CountDownLatch releaserQueued = new CountDownLatch(1);
 		releasingBackend.hook = (point, lock) -> {
 			if (point.equals("queued")) {
 				releaserQueued.countDown();
 			}
 		};
-		ZooKeeperLockBackend waitingBackend = backend();
+		ZooKeeperLockBackend waitingBackend = this.zk.backend();
 		CountDownLatch letTheWaiterGo = new CountDownLatch(1);
 		waitingBackend.hook = (point, lock) -> {
 			if (point.equals("woken-by-release")) {
 				letTheWaiterGo.await(PATIENCE.toSeconds(), TimeUnit.SECONDS);
 			}
 		};
-		DistLock releaser = registry(releasingBackend).getLock(name);
-		DistLock waiter = registry(waitingBackend).getLock(name);
+		DistLock releaser = this.zk.registry(releasingBackend).getLock(name);
+		DistLock waiter = this.zk.registry(waitingBackend).getLock(name);
 		List<String> order = new CopyOnWriteArrayList<>();
 		assertThat(releaser.tryLock()).isTrue();
 
@@ -160,9 +83,9 @@ class ZooKeeperLineFairnessAndLeaksTest {
 			catch (InterruptedException ex) {
 				throw new IllegalStateException(ex);
 			}
-		}, this.threads);
+		}, this.zk.threads());
 		// The waiter is first in line and watches the lock's node.
-		await().atMost(PATIENCE).until(() -> line(name).size() == 1 && serverWatchesOn(lockPath(name)) == 1);
+		await().atMost(PATIENCE).until(() -> this.zk.line(name).size() == 1 && this.zk.serverWatchesOn(this.zk.lockPath(name)) == 1);
 
 		// The same thread releases and at once locks again, as a worker in a loop does.
 		releaser.unlock();
@@ -178,7 +101,7 @@ class ZooKeeperLineFairnessAndLeaksTest {
 			catch (InterruptedException ex) {
 				throw new IllegalStateException(ex);
 			}
-		}, this.threads);
+		}, this.zk.threads());
 		try {
 			await().atMost(PATIENCE).until(() -> again.isDone() || releaserQueued.getCount() == 0);
 			assertThat(again.isDone())
@@ -204,20 +127,20 @@ class ZooKeeperLineFairnessAndLeaksTest {
 	@Test
 	void aPlaceThatGoesWhileAWaiterReadsTheLineLeavesNoWatchBehind() throws Exception {
 		String name = "watch-leak";
-		ZooKeeperLockBackend holder = backend();
+		ZooKeeperLockBackend holder = this.zk.backend();
 		assertThat(holder.acquire(new AcquireRequest(name, "holder:1", 0, Duration.ofSeconds(60), Duration.ZERO, "1"))
 			.status()).isEqualTo(Acquisition.Status.ACQUIRED);
-		ZooKeeperLockBackend ahead = backend();
-		ZooKeeperLockBackend joiner = backend();
+		ZooKeeperLockBackend ahead = this.zk.backend();
+		ZooKeeperLockBackend joiner = this.zk.backend();
 		List<String> leaked = new ArrayList<>();
 		for (int round = 1; round <= 200 && leaked.isEmpty(); round++) {
 			String ticket = Integer.toString(round);
 			Acquisition queued = ahead.acquire(new AcquireRequest(name, "ahead:1", 0, Duration.ofSeconds(60),
 					LockBackend.QUEUE_PLACE, ticket));
 			assertThat(queued.status()).isEqualTo(Acquisition.Status.HELD_BY_OTHER);
-			List<String> before = line(name);
+			List<String> before = this.zk.line(name);
 			assertThat(before).hasSize(1);
-			String aheadPlace = lockPath(name) + ".q/" + before.get(0);
+			String aheadPlace = this.zk.lockPath(name) + ".q/" + before.get(0);
 			// The place ahead leaves (its waiter gave up) just as the joiner reads the line.
 			CountDownLatch joined = new CountDownLatch(1);
 			joiner.hook = (point, lock) -> {
@@ -233,13 +156,17 @@ class ZooKeeperLineFairnessAndLeaksTest {
 					Thread.currentThread().interrupt();
 				}
 				ahead.leaveQueue(name, "ahead:1", ticket, true);
-			}, this.threads);
+			}, this.zk.threads());
 			joiner.acquire(new AcquireRequest(name, "joiner:1", 0, Duration.ofSeconds(60), LockBackend.QUEUE_PLACE,
 					ticket));
 			leaving.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
 			joiner.leaveQueue(name, "joiner:1", ticket, true);
-			await().atMost(PATIENCE).until(() -> line(name).isEmpty());
-			if (serverWatchesOn(aheadPlace) > 0) {
+			// Looked at once and then often: Awaitility's first look comes after 100 ms by default, most
+			// of a round's time over 200 rounds. The check below needs no settling: a watch is on the
+			// server before the call that set it returns.
+			await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(5)).atMost(PATIENCE)
+				.until(() -> this.zk.line(name).isEmpty());
+			if (this.zk.serverWatchesOn(aheadPlace) > 0) {
 				leaked.add(aheadPlace);
 			}
 		}
@@ -258,15 +185,15 @@ class ZooKeeperLineFairnessAndLeaksTest {
 	@Test
 	void aReleaseWakesTheWaiterOfTheBackendThatWatchesNotAnotherOnTheSameCuratorClient() throws Exception {
 		String name = "shared-client";
-		LockRegistry holderRegistry = registry(backend());
+		LockRegistry holderRegistry = this.zk.registry(this.zk.backend());
 		DistLock holder = holderRegistry.getLock(name);
 		assertThat(holder.tryLock()).isTrue();
-		CuratorFramework shared = this.clients.newCurator(ZooKeeperTestClients.SESSION_TIMEOUT);
-		this.closing.add(shared);
-		ZooKeeperLockBackend first = new ZooKeeperLockBackend(shared, BASE, ZooKeeperTestClients.CONNECTION_TIMEOUT, false);
-		ZooKeeperLockBackend second = new ZooKeeperLockBackend(shared, BASE, ZooKeeperTestClients.CONNECTION_TIMEOUT, false);
-		this.closing.add(0, first);
-		this.closing.add(0, second);
+		CuratorFramework shared = this.zk.clients().newCurator(ZooKeeperTestClients.SESSION_TIMEOUT);
+		this.zk.closeAfterTest(shared);
+		ZooKeeperLockBackend first = this.zk
+			.closeAfterTest(new ZooKeeperLockBackend(shared, BASE, ZooKeeperTestClients.CONNECTION_TIMEOUT, false));
+		ZooKeeperLockBackend second = this.zk
+			.closeAfterTest(new ZooKeeperLockBackend(shared, BASE, ZooKeeperTestClients.CONNECTION_TIMEOUT, false));
 		java.util.concurrent.atomic.AtomicInteger firstWoken = new java.util.concurrent.atomic.AtomicInteger();
 		java.util.concurrent.atomic.AtomicInteger secondWoken = new java.util.concurrent.atomic.AtomicInteger();
 		first.hook = (point, lock) -> {
@@ -284,9 +211,9 @@ class ZooKeeperLineFairnessAndLeaksTest {
 		assertThat(first.acquire(new AcquireRequest(name, "first:1", 0, Duration.ofSeconds(60), LockBackend.QUEUE_PLACE,
 				"1")).status()).isEqualTo(Acquisition.Status.HELD_BY_OTHER);
 		first.leaveQueue(name, "first:1", "1", true);
-		assertThat(line(name)).isEmpty();
+		assertThat(this.zk.line(name)).isEmpty();
 
-		DistLock waiter = registry(second).getLock(name);
+		DistLock waiter = this.zk.registry(second).getLock(name);
 		CompletableFuture<Boolean> waited = CompletableFuture.supplyAsync(() -> {
 			try {
 				boolean got = waiter.tryLock(PATIENCE);
@@ -298,8 +225,8 @@ class ZooKeeperLineFairnessAndLeaksTest {
 			catch (InterruptedException ex) {
 				throw new IllegalStateException(ex);
 			}
-		}, this.threads);
-		await().atMost(PATIENCE).until(() -> line(name).size() == 1);
+		}, this.zk.threads());
+		await().atMost(PATIENCE).until(() -> this.zk.line(name).size() == 1);
 		holder.unlock();
 		assertThat(waited.get(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
 		assertThat(secondWoken)
@@ -326,8 +253,8 @@ class ZooKeeperLineFairnessAndLeaksTest {
 		List<java.util.concurrent.Future<?>> workers = new ArrayList<>();
 		for (int c = 0; c < clientCount; c++) {
 			int client = c;
-			DistLock lock = registry(backend()).getLock(name);
-			workers.add(this.threads.submit(() -> {
+			DistLock lock = this.zk.registry(this.zk.backend()).getLock(name);
+			workers.add(this.zk.threads().submit(() -> {
 				start.await();
 				while (taken.get() < turns) {
 					if (!lock.tryLock(PATIENCE)) {
@@ -373,21 +300,21 @@ class ZooKeeperLineFairnessAndLeaksTest {
 	@Test
 	void aTimedWaiterThatTakesTheLockAtItsDeadlineLeavesNoPlaceInLine() throws Exception {
 		String name = "stranded-place";
-		DistLock holder = registry(backend()).getLock(name);
+		DistLock holder = this.zk.registry(this.zk.backend()).getLock(name);
 		assertThat(holder.tryLock()).isTrue();
 		// A waiter first in line that does not call again (a paused process), so that the timed waiter
 		// behind it watches its place, not the lock's node.
-		ZooKeeperLockBackend paused = backend();
+		ZooKeeperLockBackend paused = this.zk.backend();
 		assertThat(paused.acquire(new AcquireRequest(name, "paused:1", 0, Duration.ofSeconds(60), LockBackend.QUEUE_PLACE,
 				"1")).status()).isEqualTo(Acquisition.Status.HELD_BY_OTHER);
-		ZooKeeperLockBackend timedBackend = backend();
+		ZooKeeperLockBackend timedBackend = this.zk.backend();
 		CountDownLatch attemptEnded = new CountDownLatch(1);
 		timedBackend.hook = (point, lock) -> {
 			if (point.equals("woken-by-line")) {
 				attemptEnded.await(PATIENCE.toSeconds(), TimeUnit.SECONDS);
 			}
 		};
-		DistLock timed = registry(timedBackend).getLock(name);
+		DistLock timed = this.zk.registry(timedBackend).getLock(name);
 		CompletableFuture<Boolean> got = CompletableFuture.supplyAsync(() -> {
 			try {
 				boolean taken = timed.tryLock(Duration.ofMillis(1500));
@@ -399,9 +326,9 @@ class ZooKeeperLineFairnessAndLeaksTest {
 			catch (InterruptedException ex) {
 				throw new IllegalStateException(ex);
 			}
-		}, this.threads);
-		await().atMost(PATIENCE).until(() -> line(name).size() == 2);
-		String timedPlace = line(name).get(1);
+		}, this.zk.threads());
+		await().atMost(PATIENCE).until(() -> this.zk.line(name).size() == 2);
+		String timedPlace = this.zk.line(name).get(1);
 		// Free, and the timed waiter first, before its deadline; it is not woken (its wake-up is held).
 		holder.unlock();
 		paused.leaveQueue(name, "paused:1", "1", true);
@@ -414,7 +341,7 @@ class ZooKeeperLineFairnessAndLeaksTest {
 		}
 		// The hold ended and no thread of that client waits: its place must be gone.
 		await("the place of a client whose hold ended and that has no waiter left").atMost(Duration.ofSeconds(10))
-			.until(() -> !line(name).contains(timedPlace));
+			.until(() -> !this.zk.line(name).contains(timedPlace));
 	}
 
 	/**
@@ -425,13 +352,13 @@ class ZooKeeperLineFairnessAndLeaksTest {
 	@Test
 	void aTimedWaiterSecondInLineDoesNotPassTheFirstAtItsDeadline() throws Exception {
 		String name = "deadline-second";
-		DistLock holder = registry(backend()).getLock(name);
+		DistLock holder = this.zk.registry(this.zk.backend()).getLock(name);
 		assertThat(holder.tryLock()).isTrue();
-		ZooKeeperLockBackend paused = backend();
+		ZooKeeperLockBackend paused = this.zk.backend();
 		assertThat(paused.acquire(new AcquireRequest(name, "paused:1", 0, Duration.ofSeconds(60), LockBackend.QUEUE_PLACE,
 				"1")).status()).isEqualTo(Acquisition.Status.HELD_BY_OTHER);
-		String pausedPlace = line(name).get(0);
-		DistLock timed = registry(backend()).getLock(name);
+		String pausedPlace = this.zk.line(name).get(0);
+		DistLock timed = this.zk.registry(this.zk.backend()).getLock(name);
 		CompletableFuture<Boolean> got = CompletableFuture.supplyAsync(() -> {
 			try {
 				boolean taken = timed.tryLock(Duration.ofMillis(1500));
@@ -443,34 +370,13 @@ class ZooKeeperLineFairnessAndLeaksTest {
 			catch (InterruptedException ex) {
 				throw new IllegalStateException(ex);
 			}
-		}, this.threads);
-		await().atMost(PATIENCE).until(() -> line(name).size() == 2);
+		}, this.zk.threads());
+		await().atMost(PATIENCE).until(() -> this.zk.line(name).size() == 2);
 		holder.unlock();
 		// 1.5 s is under the 2 s for which the first place must be seen on a free lock to lapse.
 		assertThat(got.get(PATIENCE.toSeconds(), TimeUnit.SECONDS)).as("took the lock past the first in line").isFalse();
-		await().atMost(Duration.ofSeconds(10)).until(() -> line(name).equals(List.of(pausedPlace)));
+		await().atMost(Duration.ofSeconds(10)).until(() -> this.zk.line(name).equals(List.of(pausedPlace)));
 		paused.leaveQueue(name, "paused:1", "1", true);
-	}
-
-	/** @return how many sessions the server has a watch on {@code path} for ("wchp") */
-	private static int serverWatchesOn(String path) throws Exception {
-		try (java.net.Socket socket = new java.net.Socket("127.0.0.1", server.getPort())) {
-			socket.setSoTimeout(5000);
-			socket.getOutputStream().write("wchp".getBytes());
-			socket.getOutputStream().flush();
-			String answer = new String(socket.getInputStream().readAllBytes());
-			int sessions = 0;
-			boolean inPath = false;
-			for (String line : answer.split("\n")) {
-				if (!line.isEmpty() && !Character.isWhitespace(line.charAt(0))) {
-					inPath = line.trim().equals(path);
-				}
-				else if (inPath && line.trim().startsWith("0x")) {
-					sessions++;
-				}
-			}
-			return sessions;
-		}
 	}
 
 }

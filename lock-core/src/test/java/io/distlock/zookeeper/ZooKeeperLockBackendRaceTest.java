@@ -6,25 +6,18 @@ import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.state.ConnectionState;
-import org.apache.curator.test.InstanceSpec;
-import org.apache.curator.test.TestingServer;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.distlock.core.AcquireRequest;
 import io.distlock.core.LockBackend;
@@ -45,9 +38,11 @@ class ZooKeeperLockBackendRaceTest {
 
 	private static final Duration LONG = Duration.ofMinutes(1);
 
-	private static TestingServer server;
+	@RegisterExtension
+	static final ZooKeeperServerExtension zooKeeper = new ZooKeeperServerExtension();
 
-	private ZooKeeperTestClients clients;
+	@RegisterExtension
+	final ZooKeeperClientsExtension zk = new ZooKeeperClientsExtension(zooKeeper, BASE);
 
 	private ZooKeeperLockBackend mine;
 
@@ -55,47 +50,15 @@ class ZooKeeperLockBackendRaceTest {
 
 	private ZooKeeperLockBackend theirs;
 
-	private CuratorFramework observer;
-
-	private final ExecutorService threads = Executors.newCachedThreadPool();
-
-	@BeforeAll
-	static void startServer() throws Exception {
-		// "wchp" lets a test see the server's watches per path.
-		server = new TestingServer(new InstanceSpec(null, -1, -1, -1, true, 1, ZooKeeperTestClients.TICK_MILLIS, -1,
-				Map.of("4lw.commands.whitelist", "srvr,wchp", "forceSync", "no")), true);
-	}
-
-	@AfterAll
-	static void stopServer() throws Exception {
-		server.close();
-	}
-
 	@BeforeEach
 	void backends() {
-		this.clients = new ZooKeeperTestClients(server.getConnectString());
-		this.mineCurator = this.clients.newCurator(ZooKeeperTestClients.SESSION_TIMEOUT);
-		this.mine = new ZooKeeperLockBackend(this.mineCurator, BASE, ZooKeeperTestClients.CONNECTION_TIMEOUT, true);
-		this.theirs = backend();
-		this.observer = this.clients.newCurator(ZooKeeperTestClients.SESSION_TIMEOUT);
-	}
-
-	private ZooKeeperLockBackend backend() {
-		return new ZooKeeperLockBackend(this.clients.newCurator(ZooKeeperTestClients.SESSION_TIMEOUT), BASE,
-				ZooKeeperTestClients.CONNECTION_TIMEOUT, true);
-	}
-
-	@AfterEach
-	void close() {
-		this.threads.shutdownNow();
-		this.mine.close();
-		this.theirs.close();
-		this.observer.close();
-		this.clients.close();
+		this.mineCurator = this.zk.clients().newCurator(ZooKeeperTestClients.SESSION_TIMEOUT);
+		this.mine = this.zk.backend(this.mineCurator);
+		this.theirs = this.zk.backend();
 	}
 
 	private Stat node(String name) throws Exception {
-		return this.observer.checkExists().forPath(BASE + "/" + ZooKeeperNodeNames.nodeName(name));
+		return this.zk.observer().checkExists().forPath(this.zk.lockPath(name));
 	}
 
 	/**
@@ -214,12 +177,12 @@ class ZooKeeperLockBackendRaceTest {
 				assertThat(answerArrives.await(60, TimeUnit.SECONDS)).isTrue();
 			}
 		};
-		Future<Acquisition> late = this.threads
+		Future<Acquisition> late = this.zk.threads()
 			.submit(() -> this.mine.acquire(new AcquireRequest("late", "owner-1", 0, LONG, Duration.ZERO, "t1")));
 		assertThat(created.await(30, TimeUnit.SECONDS)).isTrue();
 		// While the answer is on its way the client goes silent, its session expires, the ensemble
 		// deletes its node, and another client takes the lock.
-		this.clients.cutOff(this.mineCurator);
+		this.zk.clients().cutOff(this.mineCurator);
 		Acquisition theirs = await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
 			.until(() -> this.theirs.acquire(AcquireRequest.of("late", "owner-2", 0, LONG)),
 					acquisition -> acquisition.status() == Acquisition.Status.ACQUIRED);
@@ -251,7 +214,7 @@ class ZooKeeperLockBackendRaceTest {
 				Thread.sleep(ZooKeeperTestClients.SESSION_TIMEOUT.plusMillis(500).toMillis());
 			}
 		};
-		Future<Acquisition> late = this.threads
+		Future<Acquisition> late = this.zk.threads()
 			.submit(() -> this.mine.acquire(new AcquireRequest("slow", "owner-1", 0, LONG, Duration.ZERO, "t1")));
 		assertThat(created.await(30, TimeUnit.SECONDS)).isTrue();
 		Stat first = node("slow");
@@ -268,7 +231,7 @@ class ZooKeeperLockBackendRaceTest {
 	@Test
 	void createsAnsweredLateEveryTimeFailTheAcquisitionAndLeaveNoNode() throws Exception {
 		Duration session = Duration.ofSeconds(1);
-		ZooKeeperLockBackend slow = new ZooKeeperLockBackend(this.clients.newCurator(session), BASE,
+		ZooKeeperLockBackend slow = new ZooKeeperLockBackend(this.zk.clients().newCurator(session), BASE,
 				ZooKeeperTestClients.CONNECTION_TIMEOUT, true);
 		try {
 			slow.hook = (point, name) -> {
@@ -348,7 +311,7 @@ class ZooKeeperLockBackendRaceTest {
 				assertThat(goOn.await(30, TimeUnit.SECONDS)).isTrue();
 			}
 		};
-		Future<Release> release = this.threads.submit(() -> {
+		Future<Release> release = this.zk.threads().submit(() -> {
 			Thread.currentThread().setName(releaser);
 			return this.mine.release(ReleaseRequest.of("d", "owner-1", 1));
 		});
@@ -377,44 +340,23 @@ class ZooKeeperLockBackendRaceTest {
 	 */
 	@Test
 	void onlyTheFirstWaitersOneShotWatchIsOnTheLocksNodeAndItGoesOnceFired() throws Exception {
-		String path = BASE + "/" + ZooKeeperNodeNames.nodeName("w");
+		String path = this.zk.lockPath("w");
 		CountDownLatch heard = new CountDownLatch(1);
 		AutoCloseable subscription = this.mine.subscribe("w", null, message -> {
 			if (message == LockNotice.RELEASED) {
 				heard.countDown();
 			}
 		});
-		assertThat(serverWatchesOn(path)).as("a subscription alone").isZero();
+		assertThat(this.zk.serverWatchesOn(path)).as("a subscription alone").isZero();
 		assertThat(this.theirs.acquire(AcquireRequest.of("w", "owner-2", 0, LONG)).status()).isEqualTo(Acquisition.Status.ACQUIRED);
 		assertThat(this.mine.acquire(new AcquireRequest("w", "owner-1", 0, LONG, LockBackend.QUEUE_PLACE, "1")).status())
 			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
-		assertThat(serverWatchesOn(path)).as("the first waiter's watch").isEqualTo(1);
+		assertThat(this.zk.serverWatchesOn(path)).as("the first waiter's watch").isEqualTo(1);
 		assertThat(this.theirs.release(ReleaseRequest.of("w", "owner-2", 1))).isEqualTo(Release.RELEASED);
 		assertThat(heard.await(30, TimeUnit.SECONDS)).as("the subscription hears the release").isTrue();
-		assertThat(serverWatchesOn(path)).as("fired, so gone").isZero();
+		assertThat(this.zk.serverWatchesOn(path)).as("fired, so gone").isZero();
 		subscription.close();
 		this.mine.leaveQueue("w", "owner-1", "1", true);
-	}
-
-	/** @return how many sessions the server has a watch on {@code path} for ("wchp") */
-	private static int serverWatchesOn(String path) throws Exception {
-		try (java.net.Socket socket = new java.net.Socket("127.0.0.1", server.getPort())) {
-			socket.setSoTimeout(5000);
-			socket.getOutputStream().write("wchp".getBytes());
-			socket.getOutputStream().flush();
-			String answer = new String(socket.getInputStream().readAllBytes());
-			int sessions = 0;
-			boolean inPath = false;
-			for (String line : answer.split("\n")) {
-				if (!line.isEmpty() && !Character.isWhitespace(line.charAt(0))) {
-					inPath = line.trim().equals(path);
-				}
-				else if (inPath && line.trim().startsWith("0x")) {
-					sessions++;
-				}
-			}
-			return sessions;
-		}
 	}
 
 }

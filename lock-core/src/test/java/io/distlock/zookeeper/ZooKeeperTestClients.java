@@ -49,10 +49,11 @@ final class ZooKeeperTestClients implements AutoCloseable {
 
 	/** @return a server spec on free ports with the short tick */
 	static InstanceSpec spec(int serverId) {
-		// "srvr" tells a test which server leads. Without forceSync every write waits for an fsync of
-		// the transaction log, which on a busy test machine can take longer than a whole lock wait.
+		// "srvr" tells a test which server leads, "wchp" which sessions watch a path. Without forceSync
+		// every write waits for an fsync of the transaction log, which on a busy test machine can take
+		// longer than a whole lock wait.
 		return new InstanceSpec(null, -1, -1, -1, true, serverId, TICK_MILLIS, -1,
-				Map.of("4lw.commands.whitelist", "srvr", "forceSync", "no"));
+				Map.of("4lw.commands.whitelist", "srvr,wchp", "forceSync", "no"));
 	}
 
 	/** @return the server's mode ("leader", "follower", "standalone"), or "down" */

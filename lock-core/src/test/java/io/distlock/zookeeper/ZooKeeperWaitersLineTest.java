@@ -11,31 +11,22 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.test.InstanceSpec;
-import org.apache.curator.test.TestingServer;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.distlock.DistLock;
 import io.distlock.LockRegistry;
 import io.distlock.core.AcquireRequest;
-import io.distlock.core.BackendLockRegistry;
 import io.distlock.core.LockBackend;
 import io.distlock.core.LockBackend.Acquisition;
-import io.distlock.core.LockEngineOptions;
 
 /**
  * The line of an exclusive lock's waiters ({@link ZooKeeperQueue}), against one real ZooKeeper
@@ -48,56 +39,17 @@ class ZooKeeperWaitersLineTest {
 
 	private static final Duration PATIENCE = Duration.ofSeconds(30);
 
-	private static TestingServer server;
+	@RegisterExtension
+	static final ZooKeeperServerExtension zooKeeper = new ZooKeeperServerExtension();
 
-	private ZooKeeperTestClients clients;
-
-	private CuratorFramework observer;
-
-	private final List<AutoCloseable> closing = new CopyOnWriteArrayList<>();
+	@RegisterExtension
+	final ZooKeeperClientsExtension zk = new ZooKeeperClientsExtension(zooKeeper, BASE);
 
 	/** Per backend made here, how often a watch woke one of its waiters (a lock's node or a place went). */
 	private final Map<ZooKeeperLockBackend, AtomicInteger> woken = new ConcurrentHashMap<>();
 
-	private final ExecutorService threads = Executors.newCachedThreadPool();
-
-	@BeforeAll
-	static void startServer() throws Exception {
-		// "wchp" lets a test see the server's watches per path.
-		server = new TestingServer(new InstanceSpec(null, -1, -1, -1, true, 1, ZooKeeperTestClients.TICK_MILLIS, -1,
-				Map.of("4lw.commands.whitelist", "srvr,wchp", "forceSync", "no")), true);
-	}
-
-	@AfterAll
-	static void stopServer() throws Exception {
-		server.close();
-	}
-
-	@BeforeEach
-	void newClients() {
-		this.clients = new ZooKeeperTestClients(server.getConnectString());
-		this.observer = this.clients.newCurator(ZooKeeperTestClients.SESSION_TIMEOUT);
-	}
-
-	@AfterEach
-	void closeClients() throws Exception {
-		this.threads.shutdownNow();
-		for (AutoCloseable client : this.closing) {
-			try {
-				client.close();
-			}
-			catch (Exception ex) {
-				// Closed by its test already.
-			}
-		}
-		this.observer.close();
-		this.clients.close();
-	}
-
 	private ZooKeeperLockBackend backend() {
-		ZooKeeperLockBackend backend = new ZooKeeperLockBackend(
-				this.clients.newCurator(ZooKeeperTestClients.SESSION_TIMEOUT), BASE, ZooKeeperTestClients.CONNECTION_TIMEOUT,
-				true);
+		ZooKeeperLockBackend backend = this.zk.backend();
 		AtomicInteger woken = new AtomicInteger();
 		this.woken.put(backend, woken);
 		backend.hook = (point, name) -> {
@@ -105,35 +57,15 @@ class ZooKeeperWaitersLineTest {
 				woken.incrementAndGet();
 			}
 		};
-		this.closing.add(backend);
 		return backend;
 	}
 
 	private LockRegistry registry(ZooKeeperLockBackend backend) {
-		BackendLockRegistry registry = new BackendLockRegistry(backend,
-				LockEngineOptions.builder().watchdogTimeout(Duration.ofSeconds(30)).build());
-		this.closing.add(0, registry);
-		return registry;
+		return this.zk.registry(backend);
 	}
 
 	private LockRegistry registry() {
 		return registry(backend());
-	}
-
-	private String lockPath(String name) {
-		return BASE + "/" + ZooKeeperNodeNames.nodeName(name);
-	}
-
-	/** @return the places in the lock's line, in line order */
-	private List<String> line(String name) throws Exception {
-		try {
-			List<String> nodes = new ArrayList<>(this.observer.getChildren().forPath(lockPath(name) + ".q"));
-			nodes.sort((a, b) -> a.substring(a.length() - 10).compareTo(b.substring(b.length() - 10)));
-			return nodes;
-		}
-		catch (KeeperException.NoNodeException none) {
-			return List.of();
-		}
 	}
 
 	/** A thread that takes the lock (waiting up to {@link #PATIENCE}), holds it until told, and unlocks. */
@@ -146,7 +78,7 @@ class ZooKeeperWaitersLineTest {
 		final Future<?> done;
 
 		Waiter(DistLock lock, Duration wait, List<Integer> order, int position) {
-			this.done = ZooKeeperWaitersLineTest.this.threads.submit(() -> {
+			this.done = ZooKeeperWaitersLineTest.this.zk.threads().submit(() -> {
 				boolean got = lock.tryLock(wait);
 				if (got) {
 					order.add(position);
@@ -182,7 +114,7 @@ class ZooKeeperWaitersLineTest {
 			waiters.add(new Waiter(registry().getLock(name), PATIENCE, order, i));
 			int queued = i + 1;
 			// Each one in line before the next arrives, so arrival order is known.
-			await().atMost(PATIENCE).until(() -> line(name).size() == queued);
+			await().atMost(PATIENCE).until(() -> this.zk.line(name).size() == queued);
 		}
 		held.unlock();
 		for (Waiter waiter : waiters) {
@@ -190,7 +122,7 @@ class ZooKeeperWaitersLineTest {
 			waiter.releaseAndWait();
 		}
 		assertThat(order).containsExactly(0, 1, 2, 3);
-		await().atMost(PATIENCE).until(() -> line(name).isEmpty());
+		await().atMost(PATIENCE).until(() -> this.zk.line(name).isEmpty());
 	}
 
 	@Test
@@ -206,28 +138,28 @@ class ZooKeeperWaitersLineTest {
 			backends.add(backend);
 			waiters.add(new Waiter(registry(backend).getLock(name), PATIENCE, order, i));
 			int queued = i + 1;
-			await().atMost(PATIENCE).until(() -> line(name).size() == queued);
+			await().atMost(PATIENCE).until(() -> this.zk.line(name).size() == queued);
 		}
 		// Each place is watched by the one behind it, and the lock's node by the first in line only;
 		// without a line, every waiting client watched the lock's node, and each release woke them all.
-		await().atMost(PATIENCE).until(() -> serverWatchesOn(lockPath(name)) == 1);
-		List<String> line = line(name);
-		assertThat(serverWatchesOn(lockPath(name) + ".q/" + line.get(0))).isEqualTo(1);
-		assertThat(serverWatchesOn(lockPath(name) + ".q/" + line.get(1))).isEqualTo(1);
-		assertThat(serverWatchesOn(lockPath(name) + ".q/" + line.get(2))).isZero();
+		await().atMost(PATIENCE).until(() -> this.zk.serverWatchesOn(this.zk.lockPath(name)) == 1);
+		List<String> line = this.zk.line(name);
+		assertThat(this.zk.serverWatchesOn(this.zk.lockPath(name) + ".q/" + line.get(0))).isEqualTo(1);
+		assertThat(this.zk.serverWatchesOn(this.zk.lockPath(name) + ".q/" + line.get(1))).isEqualTo(1);
+		assertThat(this.zk.serverWatchesOn(this.zk.lockPath(name) + ".q/" + line.get(2))).isZero();
 
 		held.unlock();
 		for (int i = 0; i < 3; i++) {
 			assertThat(waiters.get(i).awaitAcquired()).isTrue();
 			// The holder's place stays first until it releases: the one behind sleeps through the take.
-			assertThat(line(name)).as("the holder's place and those behind it").hasSize(3 - i);
+			assertThat(this.zk.line(name)).as("the holder's place and those behind it").hasSize(3 - i);
 			waiters.get(i).releaseAndWait();
 		}
 		assertThat(order).containsExactly(0, 1, 2);
 		for (ZooKeeperLockBackend backend : backends) {
 			assertThat(this.woken.get(backend).get()).as("wake-ups of this client, for its one turn").isEqualTo(1);
 		}
-		await().atMost(PATIENCE).until(() -> line(name).isEmpty());
+		await().atMost(PATIENCE).until(() -> this.zk.line(name).isEmpty());
 	}
 
 	@Test
@@ -240,10 +172,10 @@ class ZooKeeperWaitersLineTest {
 		Acquisition queued = frozen.acquire(new AcquireRequest(name, "frozen:1", 0, Duration.ofSeconds(30),
 				LockBackend.QUEUE_PLACE, "1"));
 		assertThat(queued.status()).isEqualTo(Acquisition.Status.HELD_BY_OTHER);
-		assertThat(line(name)).hasSize(1);
-		String frozenPlace = line(name).get(0);
+		assertThat(this.zk.line(name)).hasSize(1);
+		String frozenPlace = this.zk.line(name).get(0);
 		Waiter behind = new Waiter(registry().getLock(name), PATIENCE, new CopyOnWriteArrayList<>(), 0);
-		await().atMost(PATIENCE).until(() -> line(name).size() == 2);
+		await().atMost(PATIENCE).until(() -> this.zk.line(name).size() == 2);
 
 		long released = System.nanoTime();
 		held.unlock();
@@ -252,7 +184,7 @@ class ZooKeeperWaitersLineTest {
 		// Half a place time to see the lock free under the same first place, half to be sure; a call
 		// of the engine's at least every half place time rounds it up to one.
 		assertThat(heldUp).as("held up by the frozen waiter").isLessThan(LockBackend.QUEUE_PLACE.plusSeconds(2));
-		assertThat(line(name)).as("the frozen waiter's place lapsed").doesNotContain(frozenPlace);
+		assertThat(this.zk.line(name)).as("the frozen waiter's place lapsed").doesNotContain(frozenPlace);
 		behind.releaseAndWait();
 
 		// Back again, it finds the lock free and takes it.
@@ -275,10 +207,10 @@ class ZooKeeperWaitersLineTest {
 				Thread.currentThread().interrupt();
 				return true;
 			}
-		}, this.threads);
-		await().atMost(PATIENCE).until(() -> line(name).size() == 1);
+		}, this.zk.threads());
+		await().atMost(PATIENCE).until(() -> this.zk.line(name).size() == 1);
 		assertThat(gotIt.get(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isFalse();
-		assertThat(line(name)).as("its place left with it").isEmpty();
+		assertThat(this.zk.line(name)).as("its place left with it").isEmpty();
 		held.unlock();
 	}
 
@@ -287,9 +219,8 @@ class ZooKeeperWaitersLineTest {
 		String name = "crashed-waiter";
 		DistLock held = registry().getLock(name);
 		assertThat(held.tryLock()).isTrue();
-		CuratorFramework crashingCurator = this.clients.newCurator(ZooKeeperTestClients.SESSION_TIMEOUT);
-		LockRegistry crashing = registry(new ZooKeeperLockBackend(crashingCurator, BASE,
-				ZooKeeperTestClients.CONNECTION_TIMEOUT, true));
+		CuratorFramework crashingCurator = this.zk.clients().newCurator(ZooKeeperTestClients.SESSION_TIMEOUT);
+		LockRegistry crashing = this.zk.registry(this.zk.backend(crashingCurator));
 		CompletableFuture.runAsync(() -> {
 			try {
 				crashing.getLock(name).tryLock(PATIENCE);
@@ -297,11 +228,11 @@ class ZooKeeperWaitersLineTest {
 			catch (Exception ex) {
 				// Its client is cut off under it.
 			}
-		}, this.threads);
-		await().atMost(PATIENCE).until(() -> line(name).size() == 1);
+		}, this.zk.threads());
+		await().atMost(PATIENCE).until(() -> this.zk.line(name).size() == 1);
 		Waiter behind = new Waiter(registry().getLock(name), PATIENCE, new CopyOnWriteArrayList<>(), 0);
-		await().atMost(PATIENCE).until(() -> line(name).size() == 2);
-		this.clients.cutOff(crashingCurator);
+		await().atMost(PATIENCE).until(() -> this.zk.line(name).size() == 2);
+		this.zk.clients().cutOff(crashingCurator);
 		held.unlock();
 		assertThat(behind.awaitAcquired()).isTrue();
 		behind.releaseAndWait();
@@ -314,16 +245,16 @@ class ZooKeeperWaitersLineTest {
 	@Test
 	void aClientThatNeverQueuesAndQueuedClientsNeverHoldTogether() throws Exception {
 		String name = "mixed-versions";
-		String path = lockPath(name);
+		String path = this.zk.lockPath(name);
 		AtomicInteger inside = new AtomicInteger();
 		AtomicInteger overlaps = new AtomicInteger();
 		AtomicInteger oldTurns = new AtomicInteger();
 		AtomicInteger newTurns = new AtomicInteger();
 		AtomicBoolean stop = new AtomicBoolean();
-		CuratorFramework old = this.clients.newCurator(ZooKeeperTestClients.SESSION_TIMEOUT);
-		this.closing.add(old);
+		CuratorFramework old = this.zk.clients().newCurator(ZooKeeperTestClients.SESSION_TIMEOUT);
+		this.zk.closeAfterTest(old);
 		List<Future<?>> workers = new ArrayList<>();
-		workers.add(this.threads.submit(() -> {
+		workers.add(this.zk.threads().submit(() -> {
 			while (!stop.get()) {
 				try {
 					old.create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL)
@@ -350,7 +281,7 @@ class ZooKeeperWaitersLineTest {
 		for (int client = 0; client < 3; client++) {
 			LockRegistry registry = registry();
 			for (int thread = 0; thread < 2; thread++) {
-				workers.add(this.threads.submit(() -> {
+				workers.add(this.zk.threads().submit(() -> {
 					DistLock lock = registry.getLock(name);
 					while (!stop.get()) {
 						if (!lock.tryLock(PATIENCE)) {
@@ -377,27 +308,6 @@ class ZooKeeperWaitersLineTest {
 			worker.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
 		}
 		assertThat(overlaps).as("times two holders were inside at once").hasValue(0);
-	}
-
-	/** @return how many sessions the server has a watch on {@code path} for ("wchp") */
-	private static int serverWatchesOn(String path) throws Exception {
-		try (java.net.Socket socket = new java.net.Socket("127.0.0.1", server.getPort())) {
-			socket.setSoTimeout(5000);
-			socket.getOutputStream().write("wchp".getBytes());
-			socket.getOutputStream().flush();
-			String answer = new String(socket.getInputStream().readAllBytes());
-			int sessions = 0;
-			boolean inPath = false;
-			for (String line : answer.split("\n")) {
-				if (!line.isEmpty() && !Character.isWhitespace(line.charAt(0))) {
-					inPath = line.trim().equals(path);
-				}
-				else if (inPath && line.trim().startsWith("0x")) {
-					sessions++;
-				}
-			}
-			return sessions;
-		}
 	}
 
 }

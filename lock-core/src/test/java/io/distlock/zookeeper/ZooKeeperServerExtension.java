@@ -1,0 +1,74 @@
+package io.distlock.zookeeper;
+
+import java.io.IOException;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+
+import org.apache.curator.test.TestingServer;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+
+/**
+ * One in-process ZooKeeper server per test class, on free ports with the tests' short tick (see
+ * {@link ZooKeeperTestClients#spec}), stopped after the class:
+ *
+ * <pre>{@code
+ * @RegisterExtension
+ * static final ZooKeeperServerExtension zooKeeper = new ZooKeeperServerExtension();
+ * }</pre>
+ *
+ * Nothing is emptied between tests: each test uses lock names of its own.
+ */
+final class ZooKeeperServerExtension implements BeforeAllCallback, AfterAllCallback {
+
+	private TestingServer server;
+
+	/** @return the running server's connect string */
+	String connectString() {
+		return server().getConnectString();
+	}
+
+	/** @return how many sessions the server has a watch on {@code path} for ("wchp") */
+	int watchesOn(String path) throws IOException {
+		try (Socket socket = new Socket("127.0.0.1", server().getPort())) {
+			socket.setSoTimeout(5000);
+			socket.getOutputStream().write("wchp".getBytes(StandardCharsets.US_ASCII));
+			socket.getOutputStream().flush();
+			String answer = new String(socket.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
+			int sessions = 0;
+			boolean inPath = false;
+			for (String line : answer.split("\n")) {
+				if (!line.isEmpty() && !Character.isWhitespace(line.charAt(0))) {
+					inPath = line.trim().equals(path);
+				}
+				else if (inPath && line.trim().startsWith("0x")) {
+					sessions++;
+				}
+			}
+			return sessions;
+		}
+	}
+
+	private TestingServer server() {
+		if (this.server == null) {
+			throw new IllegalStateException("ZooKeeperServerExtension must be registered on a static field");
+		}
+		return this.server;
+	}
+
+	@Override
+	public void beforeAll(ExtensionContext context) throws Exception {
+		this.server = new TestingServer(ZooKeeperTestClients.spec(1), true);
+	}
+
+	@Override
+	public void afterAll(ExtensionContext context) throws Exception {
+		TestingServer started = this.server;
+		this.server = null;
+		if (started != null) {
+			started.close();
+		}
+	}
+
+}
