@@ -103,6 +103,30 @@ class ZooKeeperWaitersLineTest {
 
 	}
 
+	/**
+	 * A try without a wait passes nobody in line: a first waiter woken by a release that has not
+	 * created the lock's node yet keeps its turn, as with Curator's try without a wait. Before, such a
+	 * try created the node straight away.
+	 */
+	@Test
+	void aTryWithoutAWaitDoesNotPassTheFirstInLine() throws Exception {
+		String name = "no-barging";
+		String line = this.zk.lockPath(name) + ".q";
+		// The place of a waiter of another client, first in line, about to create the lock's node.
+		this.zk.observer().create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
+			.forPath(line + "/other.1-", new byte[0]);
+		DistLock lock = registry().getLock(name);
+
+		assertThat(lock.tryLock()).as("the first in line goes first").isFalse();
+		assertThat(this.zk.observer().checkExists().forPath(this.zk.lockPath(name))).as("no node created").isNull();
+
+		for (String place : this.zk.line(name)) {
+			this.zk.observer().delete().forPath(line + "/" + place);
+		}
+		assertThat(lock.tryLock()).as("with nobody in line the free lock is taken").isTrue();
+		lock.unlock();
+	}
+
 	@Test
 	void waitersOfDifferentClientsAreServedInTheOrderTheyQueued() throws Exception {
 		String name = "arrival";
