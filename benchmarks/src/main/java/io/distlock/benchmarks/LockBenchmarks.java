@@ -33,6 +33,7 @@ import io.distlock.embedded.RedisServerProcess;
  * semaphore and scale ({@link ScaleScenario}) run with {@code all}). {@code -Dbench.cluster.masters=3,6}
  * sets the cluster scenario's cluster sizes.
  * {@code -Dbench.floors=true} adds the floor-script lock, a reference rather than a peer, to the libraries.
+ * {@code -Dbench.uncontended.rounds=5} sets how many rounds scenario 1 runs ({@link UncontendedRounds}; 3 by default).
  * A run fails (non-zero) if a contended run loses an update: speed without exclusion is worthless.
  */
 public final class LockBenchmarks {
@@ -62,6 +63,7 @@ public final class LockBenchmarks {
 		java.util.function.Predicate<String> selected = scenario -> scenarios.contains("all") || scenarios.contains(scenario);
 		List<String> report = new ArrayList<>();
 		Map<String, Result> uncontended = new LinkedHashMap<>();
+		Map<String, UncontendedRounds.Rounds> uncontendedRounds = new LinkedHashMap<>();
 		Map<String, Result> contended = new LinkedHashMap<>();
 		Map<String, Result> redlock = new LinkedHashMap<>();
 		Map<String, Result> annotation = new LinkedHashMap<>();
@@ -90,11 +92,9 @@ public final class LockBenchmarks {
 				uncontended(contender, 4, warmup, warmup);
 				redis.command("FLUSHALL");
 			}
-			for (Contender contender : contenders) {
-				if (selected.test("uncontended")) {
-					uncontended.put(contender.name(), uncontended(contender, 4, warmup, duration, new CostMeter(redis)));
-					redis.command("FLUSHALL");
-				}
+			if (selected.test("uncontended")) {
+				uncontendedRounds = UncontendedRounds.run(contenders, redis, warmup, duration, UncontendedRounds.Options.defaults());
+				uncontendedRounds.forEach((name, rounds) -> uncontended.put(name, rounds.summary()));
 			}
 			for (Contender contender : contenders) {
 				if (selected.test("contended")) {
@@ -233,8 +233,15 @@ public final class LockBenchmarks {
 								/ Math.max(1, micros(reactive.get("redisson").handoff(), 99))));
 			}
 		}
-		report.add("Scenario 1, uncontended: 4 threads, a key each, lock()+unlock() pairs; one client");
+		report.add("Scenario 1, uncontended: 4 threads, a key each, lock()+unlock() pairs; one client; each library warmed"
+				+ " on its own client before each window, the order rotated each round; pairs/s the median round's, latencies"
+				+ " over all rounds");
 		pairTable(report, uncontended);
+		if (!uncontendedRounds.isEmpty()) {
+			report.add("pairs/s by round:");
+			report.addAll(UncontendedRounds.perRound(uncontendedRounds));
+			report.add("");
+		}
 		costTable(report, "uncontended", "pair", uncontended);
 		if (!byClients.isEmpty()) {
 			report.add("Scenario 8, clients: one key, 2 threads per client; per acquisition what Redis sent (replies and pub/sub)");
@@ -319,7 +326,8 @@ public final class LockBenchmarks {
 				"RESULT scenario=memory lib=%s names=%d heapGrowthBytes=%d redisGrowthBytes=%d keysLeft=%d", name, names,
 				result.heapGrowthBytes(), result.redisGrowthBytes(), result.keysLeft())));
 		report.add("");
-		ratios(report, "uncontended", uncontended, "distlock");
+		// The median of the per-round ratios, with their spread: rounds run minutes apart on a shared machine.
+		report.addAll(UncontendedRounds.ratios(uncontendedRounds, "distlock"));
 		ratios(report, "contended", contended, "distlock");
 		ratios(report, "redlock", redlock, "distlock");
 		ratios(report, "annotation", annotation, "annotation");
