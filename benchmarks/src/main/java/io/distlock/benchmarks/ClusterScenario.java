@@ -6,9 +6,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLongArray;
-import java.util.concurrent.locks.Lock;
 import java.util.function.Predicate;
 import java.util.function.UnaryOperator;
 
@@ -16,7 +13,6 @@ import io.lettuce.core.cluster.SlotHash;
 import org.HdrHistogram.Histogram;
 import org.springframework.data.redis.connection.RedisClusterConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
-import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.integration.redis.util.RedisLockRegistry.RedisLockType;
 
 import io.distlock.embedded.RedisClusterProcess;
@@ -210,90 +206,26 @@ final class ClusterScenario {
 		Contender contender = library.contender();
 		int keys = names.size();
 		int perKey = CLIENTS * THREADS_PER_CLIENT;
-		List<Contender.Client> clients = new ArrayList<>();
-		LettuceConnectionFactory counterConnection = connectionFactory(cluster);
-		try {
-			for (int i = 0; i < CLIENTS; i++) {
-				Contender.Client client = contender.newClient();
-				clients.add(client);
-				// Connect now (some libraries connect lazily): a lock taken and released once.
-				Lock first = client.lock("cluster:connect");
-				first.lock();
-				first.unlock();
-			}
-			StringRedisTemplate counter = new StringRedisTemplate(counterConnection);
-			counterKeys.forEach(counterKey -> counter.opsForValue().set(counterKey, "0"));
-			long[] local = new long[keys];
-			AtomicLongArray acquisitions = new AtomicLongArray(keys);
-			AtomicLongArray releaseStartedAt = new AtomicLongArray(keys);
-			AtomicLongArray lastHolder = new AtomicLongArray(keys);
-			for (int key = 0; key < keys; key++) {
-				lastHolder.set(key, -1);
-			}
-			Histogram lockWait = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
-			Histogram handoff = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
-			ClusterMeter meter = new ClusterMeter(cluster);
-			long[] counts = LockBenchmarks.run(keys * perKey, warmup, duration, (thread, measuring) -> {
-				// Threads 8k..8k+7 are key k's: two of each client.
-				int key = thread / perKey;
-				String counterKey = counterKeys.get(key);
-				Lock lock = clients.get(thread % CLIENTS).lock(names.get(key));
-				return () -> {
-					long start = System.nanoTime();
-					lock.lock();
-					long acquired = System.nanoTime();
-					try {
-						// A volatile read of what the key's previous holder wrote last, as in scenario 2: a lost
-						// update below means the lock failed, not the memory model.
-						long releasedAt = releaseStartedAt.get(key);
-						long previous = lastHolder.getAndSet(key, thread);
-						String value = counter.opsForValue().get(counterKey);
-						counter.opsForValue().set(counterKey, Long.toString(Long.parseLong(value) + 1));
-						local[key]++;
-						acquisitions.incrementAndGet(key);
-						boolean inWindow = measuring.get();
-						if (inWindow) {
-							synchronized (lockWait) {
-								lockWait.recordValue(Math.min(acquired - start, lockWait.getHighestTrackableValue()));
-								if (previous >= 0 && previous != thread) {
-									handoff.recordValue(Math.min(Math.max(0, acquired - releasedAt),
-											handoff.getHighestTrackableValue()));
-								}
-							}
-						}
-						releaseStartedAt.set(key, System.nanoTime());
-						return inWindow;
-					}
-					finally {
-						lock.unlock();
-					}
-				};
-			}, meter);
-			long lost = 0;
-			for (int key = 0; key < keys; key++) {
-				long inRedis = Long.parseLong(counter.opsForValue().get(counterKeys.get(key)));
-				lost += Math.max(acquisitions.get(key) - inRedis, acquisitions.get(key) - local[key]);
-			}
-			if (lost > 0 && contender.name().equals("distlock")) {
-				throw new IllegalStateException("distlock LOST UPDATES on a " + cluster.masters().size()
-						+ "-master cluster, " + keys + " keys: " + lost + " increments lost");
-			}
-			long total = java.util.Arrays.stream(counts).sum();
-			long min = java.util.Arrays.stream(counts).min().orElse(0);
-			long max = java.util.Arrays.stream(counts).max().orElse(1);
-			double perAcquisition = Math.max(1, total);
-			return new Result(total / (duration.toNanos() / 1e9), lockWait, handoff, (double) min / Math.max(1, max), lost,
-					meter.busMessages() / perAcquisition, meter.publishes() / perAcquisition,
-					meter.redisCpuMicros() / perAcquisition);
+		ClusterMeter meter = new ClusterMeter(cluster);
+		// Threads 8k..8k+7 are key k's: two of each client. Closed side by side: each Lettuce cluster client
+		// takes about a tenth of a second to shut down, and the smoke run closes 75 of them.
+		Contention.Setup setup = new Contention.Setup(CLIENTS, keys * perKey, names, counterKeys, "cluster:connect",
+				thread -> thread / perKey, thread -> thread % CLIENTS, () -> connectionFactory(cluster), null, true);
+		Contention.Outcome outcome = Contention.run(contender, setup, warmup, duration, meter);
+		long lost = 0;
+		for (int key = 0; key < keys; key++) {
+			long acquired = outcome.acquisitions()[key];
+			lost += Math.max(acquired - outcome.inRedis()[key], acquired - outcome.local()[key]);
 		}
-		finally {
-			// Side by side: each Lettuce cluster client takes about a tenth of a second to shut down, and
-			// the smoke run closes 75 of them.
-			List<Runnable> closing = new ArrayList<>();
-			clients.forEach(client -> closing.add(client::close));
-			closing.add(counterConnection::destroy);
-			closing.parallelStream().forEach(Runnable::run);
+		if (lost > 0 && contender.name().equals("distlock")) {
+			throw new IllegalStateException("distlock LOST UPDATES on a " + cluster.masters().size() + "-master cluster, "
+					+ keys + " keys: " + lost + " increments lost");
 		}
+		long total = outcome.total();
+		double perAcquisition = Math.max(1, total);
+		return new Result(total / (duration.toNanos() / 1e9), outcome.lockWait(), outcome.handoff(), outcome.fairness(),
+				lost, meter.busMessages() / perAcquisition, meter.publishes() / perAcquisition,
+				meter.redisCpuMicros() / perAcquisition);
 	}
 
 	private static void report(List<String> report, Map<String, Map<String, Result>> results, List<String> placements) {

@@ -12,7 +12,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Lock;
 
 import org.HdrHistogram.Histogram;
@@ -20,8 +19,6 @@ import org.apache.curator.test.TestingCluster;
 import org.apache.curator.test.TestingServer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
-import org.springframework.data.redis.core.StringRedisTemplate;
 
 import io.distlock.embedded.RedisServerProcess;
 
@@ -36,6 +33,7 @@ import io.distlock.embedded.RedisServerProcess;
  * semaphore and scale ({@link ScaleScenario}) run with {@code all}). {@code -Dbench.cluster.masters=3,6}
  * sets the cluster scenario's cluster sizes.
  * {@code -Dbench.floors=true} adds the floor-script lock, a reference rather than a peer, to the libraries.
+ * {@code -Dbench.uncontended.rounds=5} sets how many rounds scenario 1 runs ({@link UncontendedRounds}; 3 by default).
  * A run fails (non-zero) if a contended run loses an update: speed without exclusion is worthless.
  */
 public final class LockBenchmarks {
@@ -65,6 +63,7 @@ public final class LockBenchmarks {
 		java.util.function.Predicate<String> selected = scenario -> scenarios.contains("all") || scenarios.contains(scenario);
 		List<String> report = new ArrayList<>();
 		Map<String, Result> uncontended = new LinkedHashMap<>();
+		Map<String, UncontendedRounds.Rounds> uncontendedRounds = new LinkedHashMap<>();
 		Map<String, Result> contended = new LinkedHashMap<>();
 		Map<String, Result> redlock = new LinkedHashMap<>();
 		Map<String, Result> annotation = new LinkedHashMap<>();
@@ -93,11 +92,9 @@ public final class LockBenchmarks {
 				uncontended(contender, 4, warmup, warmup);
 				redis.command("FLUSHALL");
 			}
-			for (Contender contender : contenders) {
-				if (selected.test("uncontended")) {
-					uncontended.put(contender.name(), uncontended(contender, 4, warmup, duration, new CostMeter(redis)));
-					redis.command("FLUSHALL");
-				}
+			if (selected.test("uncontended")) {
+				uncontendedRounds = UncontendedRounds.run(contenders, redis, warmup, duration, UncontendedRounds.Options.defaults());
+				uncontendedRounds.forEach((name, rounds) -> uncontended.put(name, rounds.summary()));
 			}
 			for (Contender contender : contenders) {
 				if (selected.test("contended")) {
@@ -242,8 +239,15 @@ public final class LockBenchmarks {
 								/ Math.max(1, micros(reactive.get("redisson").handoff(), 99))));
 			}
 		}
-		report.add("Scenario 1, uncontended: 4 threads, a key each, lock()+unlock() pairs; one client");
+		report.add("Scenario 1, uncontended: 4 threads, a key each, lock()+unlock() pairs; one client; each library warmed"
+				+ " on its own client before each window, the order rotated each round; pairs/s the median round's, latencies"
+				+ " over all rounds");
 		pairTable(report, uncontended);
+		if (!uncontendedRounds.isEmpty()) {
+			report.add("pairs/s by round:");
+			report.addAll(UncontendedRounds.perRound(uncontendedRounds));
+			report.add("");
+		}
 		costTable(report, "uncontended", "pair", uncontended);
 		if (!byClients.isEmpty()) {
 			report.add("Scenario 8, clients: one key, 2 threads per client; per acquisition what Redis sent (replies and pub/sub)");
@@ -328,7 +332,8 @@ public final class LockBenchmarks {
 				"RESULT scenario=memory lib=%s names=%d heapGrowthBytes=%d redisGrowthBytes=%d keysLeft=%d", name, names,
 				result.heapGrowthBytes(), result.redisGrowthBytes(), result.keysLeft())));
 		report.add("");
-		ratios(report, "uncontended", uncontended, "distlock");
+		// The median of the per-round ratios, with their spread: rounds run minutes apart on a shared machine.
+		report.addAll(UncontendedRounds.ratios(uncontendedRounds, "distlock"));
 		ratios(report, "contended", contended, "distlock");
 		ratios(report, "redlock", redlock, "distlock");
 		ratios(report, "annotation", annotation, "annotation");
@@ -639,95 +644,30 @@ public final class LockBenchmarks {
 	 */
 	static Result contended(Contender contender, RedisServerProcess redis, Duration warmup, Duration duration,
 			int clientCount, int threads, int keys, CostMeter meter) throws Exception {
-		List<Contender.Client> clients = new ArrayList<>();
-		LettuceConnectionFactory counterConnection = Contenders.connectionFactory(redis.host(), redis.port());
-		try {
-			long connectionsBefore = connectedClients(redis);
-			for (int i = 0; i < clientCount; i++) {
-				Contender.Client client = contender.newClient();
-				clients.add(client);
-				// Connect now (most libraries connect lazily): a lock taken and released once.
-				Lock first = client.lock("contended:connect");
-				first.lock();
-				first.unlock();
-			}
-
-			StringRedisTemplate counter = new StringRedisTemplate(counterConnection);
-			// One key keeps the names earlier runs used.
-			java.util.function.IntFunction<String> keyName = key -> (keys == 1) ? "contended" : "contended:" + key;
-			java.util.function.IntFunction<String> counterName = key -> (keys == 1) ? "bench:counter"
-					: "bench:counter:" + key;
-			long[] local = new long[keys];
-			AtomicLong[] acquisitionsByKey = new AtomicLong[keys];
-			AtomicLong[] releaseStartedAtByKey = new AtomicLong[keys];
-			AtomicLong[] lastHolderByKey = new AtomicLong[keys];
-			for (int key = 0; key < keys; key++) {
-				counter.opsForValue().set(counterName.apply(key), "0");
-				acquisitionsByKey[key] = new AtomicLong();
-				releaseStartedAtByKey[key] = new AtomicLong();
-				lastHolderByKey[key] = new AtomicLong(-1);
-			}
-			Histogram lockWait = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
-			Histogram handoff = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
-			long[] counts = run(threads, warmup, duration, (thread, measuring) -> {
-				int key = thread % keys;
-				// Every key is contended by threads of every client (thread % clientCount would give a key
-				// only the clients that share its parity when both counts are even).
-				Lock lock = clients.get((thread / keys) % clientCount).lock(keyName.apply(key));
-				String counterKey = counterName.apply(key);
-				AtomicLong acquisitions = acquisitionsByKey[key];
-				AtomicLong releaseStartedAt = releaseStartedAtByKey[key];
-				AtomicLong lastHolder = lastHolderByKey[key];
-				return () -> {
-					long start = System.nanoTime();
-					lock.lock();
-					long acquired = System.nanoTime();
-					try {
-						// A volatile read of what the previous holder wrote last: its local increment
-						// is visible, so a lost update below means the lock failed, not the memory model.
-						long releasedAt = releaseStartedAt.get();
-						long previous = lastHolder.getAndSet(thread);
-						String value = counter.opsForValue().get(counterKey);
-						counter.opsForValue().set(counterKey, Long.toString(Long.parseLong(value) + 1));
-						local[key]++;
-						acquisitions.incrementAndGet();
-						if (measuring.get()) {
-							synchronized (lockWait) {
-								lockWait.recordValue(Math.min(acquired - start, lockWait.getHighestTrackableValue()));
-								if (previous >= 0 && previous != thread) {
-									handoff.recordValue(Math.min(Math.max(0, acquired - releasedAt),
-											handoff.getHighestTrackableValue()));
-								}
-							}
-						}
-						releaseStartedAt.set(System.nanoTime());
-					}
-					finally {
-						lock.unlock();
-					}
-					return measuring.get();
-				};
-			}, meter);
-			// Counted after the run: some libraries open their pub/sub connections only when a thread waits.
-			long connections = connectedClients(redis) - connectionsBefore;
-			for (int key = 0; key < keys; key++) {
-				long inRedis = Long.parseLong(counter.opsForValue().get(counterName.apply(key)));
-				long acquired = acquisitionsByKey[key].get();
-				if (inRedis != acquired || local[key] != acquired) {
-					throw new IllegalStateException(contender.name() + " LOST UPDATES on " + keyName.apply(key) + ": "
-							+ acquired + " acquisitions, Redis counter " + inRedis + ", local counter " + local[key]);
-				}
-			}
-			long min = java.util.Arrays.stream(counts).min().orElse(0);
-			long max = java.util.Arrays.stream(counts).max().orElse(1);
-			long total = java.util.Arrays.stream(counts).sum();
-			return new Result(total / (duration.toNanos() / 1e9), lockWait, handoff, (double) min / Math.max(1, max),
-					(meter != null) ? meter.per(total) : null, connections);
+		// One key keeps the names earlier runs used.
+		List<String> lockNames = new ArrayList<>();
+		List<String> counterKeys = new ArrayList<>();
+		for (int key = 0; key < keys; key++) {
+			lockNames.add((keys == 1) ? "contended" : "contended:" + key);
+			counterKeys.add((keys == 1) ? "bench:counter" : "bench:counter:" + key);
 		}
-		finally {
-			clients.forEach(Contender.Client::close);
-			counterConnection.destroy();
+		// Every key is contended by threads of every client (thread % clientCount would give a key only
+		// the clients that share its parity when both counts are even).
+		Contention.Setup setup = new Contention.Setup(clientCount, threads, lockNames, counterKeys, "contended:connect",
+				thread -> thread % keys, thread -> (thread / keys) % clientCount,
+				() -> Contenders.connectionFactory(redis.host(), redis.port()), () -> connectedClients(redis), false);
+		Contention.Outcome outcome = Contention.run(contender, setup, warmup, duration, meter);
+		for (int key = 0; key < keys; key++) {
+			long acquired = outcome.acquisitions()[key];
+			if (outcome.inRedis()[key] != acquired || outcome.local()[key] != acquired) {
+				throw new IllegalStateException(contender.name() + " LOST UPDATES on " + lockNames.get(key) + ": " + acquired
+						+ " acquisitions, Redis counter " + outcome.inRedis()[key] + ", local counter "
+						+ outcome.local()[key]);
+			}
 		}
+		long total = outcome.total();
+		return new Result(total / (duration.toNanos() / 1e9), outcome.lockWait(), outcome.handoff(), outcome.fairness(),
+				(meter != null) ? meter.per(total) : null, outcome.connections());
 	}
 
 	/** Whether {@link #run} starts virtual threads instead of platform threads (Java 21+). */
