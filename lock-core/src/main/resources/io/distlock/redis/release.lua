@@ -3,7 +3,8 @@
 -- waiters are woken. Also takes a waiting attempt out of the queue ('leave', 'dequeue').
 -- KEYS[1]  the lock hash: field <owner id> -> hold count, ':attempt' -> the attempt that took the
 --          hold, ':token' -> its fencing token if one was issued, ':q' -> '1' if someone may have
---          queued for it (acquire.lua's enqueue): only then does its release look in the queue
+--          queued for it (acquire.lua's enqueue): only then (or with a ':token', see below) does
+--          its release look in the queue
 -- KEYS[2]  the fencing counter: the last token handed out
 -- KEYS[3]  the wait queue: a list of owner ids in arrival order
 -- KEYS[4]  the queue's entries: owner id -> '<deadline ms>:<lease ms>:<attempt id>' (deadline in Redis time)
@@ -52,7 +53,9 @@ local owner = ARGV[1]
 local attempt = ARGV[4]
 local remaining
 -- Whether someone may be queued: a waiter marks the hold (':q') when it queues, so the release of a
--- hold nobody queued for skips the queue. Leaving (rare) always looks.
+-- hold nobody queued for skips the queue. Leaving (rare) always looks, and so does the release of a
+-- hold with a token but no mark: an earlier distlock's hand-off (a rolling upgrade), which does not
+-- mark the hold it makes, while the waiters queued behind it marked the one it replaced.
 local queued = true
 if ARGV[3] ~= '' then
   local entry = redis.call('hget', KEYS[4], owner)
@@ -71,7 +74,7 @@ if ARGV[3] ~= '' then
   remaining = 0
 else
   -- One HMGET for the owner's count, the hold's attempt and whether anybody queued.
-  local hold = redis.call('hmget', KEYS[1], owner, ':attempt', ':q')
+  local hold = redis.call('hmget', KEYS[1], owner, ':attempt', ':q', ':token')
   if not hold[1] or (attempt ~= '' and attemptOf(hold[2]) ~= attempt) then
     if attempt ~= '' and redis.call('get', KEYS[5]) == attempt then
       return 3
@@ -80,7 +83,7 @@ else
   end
   -- A last hold ('1', most releases) is told apart as text: Lua's tonumber costs more.
   remaining = (ARGV[2] == '1') and 0 or (tonumber(ARGV[2]) - 1)
-  queued = hold[3] ~= false
+  queued = hold[3] ~= false or hold[4] ~= false
   if remaining <= 0 and attempt ~= '' then
     -- Lettuce re-sends commands that were unanswered when a connection dropped, after it reconnects;
     -- the copy must find this mark rather than report the hold lost. One key per owner: releases
