@@ -103,8 +103,12 @@ class RedisDataLossTest {
 	@Test
 	void aCallRefusedByTheGraceSaysSoAndWhenItEnds() throws Exception {
 		redisServer.server().restart();
-		RedisLockRegistry registry = registry();
-		assertThatThrownBy(() -> registry.executeLocked("refused", Duration.ofMillis(200), () -> "not run"))
+		// A grace of 5 s and a wait of 1 s: the first call after the restart connects and loads the
+		// script, which took longer than a wait of 200 ms on a loaded machine ("did not answer within
+		// the wait"), yet it must end within the grace to be refused by it.
+		RedisLockRegistry registry = this.clients
+			.registry(LockEngineOptions.builder().watchdogTimeout(LEASE).restartGrace(Duration.ofSeconds(5)));
+		assertThatThrownBy(() -> registry.executeLocked("refused", Duration.ofSeconds(1), () -> "not run"))
 			.isInstanceOfSatisfying(LockNotAcquiredException.class,
 					refused -> assertThat(refused.getRestartGraceEnds()).isPresent())
 			.hasMessageContaining("restart grace until")

@@ -4,14 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -134,37 +130,6 @@ class RedisQuietReleaseTest {
 		assertThat(withoutGrace.acquire(AcquireRequest.of("marked", "a:1", 0, LEASE)).status())
 			.isEqualTo(Acquisition.Status.ACQUIRED);
 		withoutGrace.close();
-	}
-
-	/**
-	 * Contended lock/unlock across clients: every waiter is handed the lock by a release (or takes it
-	 * at once), never left to find it when it calls again (half a queue place, 2 s, later).
-	 */
-	@Test
-	void noContendedWaiterWaitsForItsNextCall() throws Exception {
-		List<DistLock> locks = new ArrayList<>();
-		for (int i = 0; i < 3; i++) {
-			RedisLockRegistry registry = this.clients.registry(LEASE);
-			locks.add(registry.getLock("contended"));
-			locks.add(registry.getLock("contended"));
-		}
-		AtomicLong longestWaitMillis = new AtomicLong();
-		List<Future<?>> running = new ArrayList<>();
-		for (DistLock lock : locks) {
-			running.add(this.threads.submit(() -> {
-				for (int i = 0; i < 40; i++) {
-					long start = System.nanoTime();
-					lock.lock();
-					longestWaitMillis.accumulateAndGet(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start), Math::max);
-					lock.unlock();
-				}
-				return null;
-			}));
-		}
-		for (Future<?> future : running) {
-			future.get(100, TimeUnit.SECONDS);
-		}
-		assertThat(longestWaitMillis.get()).isLessThan(1500);
 	}
 
 	private static RedisScript<Long> earlierRelease() {
