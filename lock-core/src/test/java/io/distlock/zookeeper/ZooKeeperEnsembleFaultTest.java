@@ -123,8 +123,12 @@ class ZooKeeperEnsembleFaultTest {
 
 	@Test
 	void killingTheLeaderMidRunLosesNoUpdateAndTokensKeepGrowing() throws Exception {
-		List<LockRegistry> registries = List.of(this.clients.newRegistry(Duration.ofSeconds(3)),
-				this.clients.newRegistry(Duration.ofSeconds(3)), this.clients.newRegistry(Duration.ofSeconds(3)));
+		// A connection timeout as long as the session's, as in the test above: with the usual 1 s, an
+		// election slower than that made Curator replace a holder's session, and its unlock failed (CI).
+		Duration connection = ZooKeeperTestClients.SESSION_TIMEOUT;
+		List<LockRegistry> registries = List.of(this.clients.newRegistry(Duration.ofSeconds(3), connection),
+				this.clients.newRegistry(Duration.ofSeconds(3), connection),
+				this.clients.newRegistry(Duration.ofSeconds(3), connection));
 		// In this JVM, read and written in two steps with a pause between: without the lock, updates get lost.
 		long[] counter = new long[1];
 		AtomicLong increments = new AtomicLong();
