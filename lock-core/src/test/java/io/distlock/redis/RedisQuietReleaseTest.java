@@ -134,7 +134,7 @@ class RedisQuietReleaseTest {
 
 	private static RedisScript<Long> earlierRelease() {
 		try {
-			return RedisScript.of(new ClassPathResource("io/distlock/redis/earlier/release.lua")
+			return RedisScript.of(new ClassPathResource("earlier-version/release.lua")
 				.getContentAsString(StandardCharsets.UTF_8), Long.class);
 		}
 		catch (java.io.IOException ex) {
