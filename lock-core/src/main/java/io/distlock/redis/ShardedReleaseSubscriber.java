@@ -531,7 +531,6 @@ final class ShardedReleaseSubscriber extends RedisClusterPubSubAdapter<byte[], b
 		try {
 			this.channels.clear();
 			this.handOffs.clear();
-			this.housekeeping.shutdownNow();
 			if (this.client != null) {
 				this.client.removeListener(this.nodeConnections);
 				this.client = null;

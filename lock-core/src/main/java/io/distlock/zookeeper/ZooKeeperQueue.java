@@ -148,22 +148,14 @@ final class ZooKeeperQueue {
 		// and, taking the lock, strand the place, as the engine then calls no leaveQueue.
 		boolean mayWait = request.queueFor().toMillis() > 0;
 		String line = linePath(name);
-		if (!mayWait && !this.places.containsKey(name)) {
-			// A try without a wait passes nobody in line, as Curator's does not and Redis's does not: the
-			// first in line may have been woken by the release and not have created yet.
-			try {
-				if (!lineIsEmpty(this.connection.zooKeeper(), line)) {
-					return Acquisition.heldByOther(RETRY);
-				}
-			}
-			catch (Exception ex) {
-				throw this.connection.failure(ex);
-			}
-			return create(request);
-		}
 		String ticket = String.valueOf(request.ticket());
 		Duration placeTime = min(LockBackend.QUEUE_PLACE, request.lease());
 		try {
+			if (!mayWait && !this.places.containsKey(name)) {
+				// A try without a wait passes nobody in line, as Curator's does not and Redis's does not: the
+				// first in line may have been woken by the release and not have created yet.
+				return lineIsEmpty(this.connection.zooKeeper(), line) ? create(request) : Acquisition.heldByOther(RETRY);
+			}
 			for (int tries = 1;; tries++) {
 				ZooKeeper zk = this.connection.zooKeeper();
 				long session = zk.getSessionId();

@@ -38,16 +38,14 @@ end
 -- Takes the free lock for this attempt; its fencing token is issued when asked for (token.lua).
 -- queued: a queue exists, which the hold's release must look in (field ':q').
 local function take(queued)
-  if queued then
-    if ARGV[4] ~= '' then
-      redis.call('hset', KEYS[1], owner, '1', ':attempt', ARGV[4], ':q', '1')
-    else
-      redis.call('hset', KEYS[1], owner, '1', ':q', '1')
-    end
-  elseif ARGV[4] ~= '' then
+  if ARGV[4] ~= '' then
     redis.call('hset', KEYS[1], owner, '1', ':attempt', ARGV[4])
   else
     redis.call('hset', KEYS[1], owner, '1')
+  end
+  if queued then
+    -- A take from a queue (not the uncontended path) can afford a command of its own for the mark.
+    redis.call('hset', KEYS[1], ':q', '1')
   end
   redis.call('pexpire', KEYS[1], ARGV[2])
   return {1, -2}
