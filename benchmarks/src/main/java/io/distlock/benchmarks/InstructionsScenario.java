@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -22,6 +21,7 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 import io.distlock.embedded.RedisServerBinary;
+import io.distlock.embedded.RedisServerProcess;
 
 /**
  * Scenario 15, named to run ({@code -Dbench.scenarios=instructions}): the instructions one
@@ -50,12 +50,12 @@ final class InstructionsScenario {
 		report.add("");
 		report.add("Scenario 15, Redis instructions per uncontended lock()+unlock() pair (callgrind; one thread, "
 				+ PAIRS + " pairs after 300)");
-		if (!onPath("valgrind") || !onPath("callgrind_control")) {
+		if (RedisServerBinary.onPath("valgrind").isEmpty() || RedisServerBinary.onPath("callgrind_control").isEmpty()) {
 			report.add("skipped: valgrind (with callgrind_control) is not installed");
 			return;
 		}
 		Path dir = Files.createTempDirectory("distlock-callgrind");
-		int port = freePort();
+		int port = RedisServerProcess.freePort();
 		Process server = new ProcessBuilder("valgrind", "--tool=callgrind", "--instr-atstart=no",
 				"--callgrind-out-file=" + dir.resolve("cg.%p"), RedisServerBinary.find().toString(), "--port",
 				String.valueOf(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir.toString())
@@ -172,22 +172,6 @@ final class InstructionsScenario {
 
 	private static String ratio(long value, Long base) {
 		return (base == null || base == 0) ? "-" : String.format(Locale.ROOT, "%.2f", value / (double) base);
-	}
-
-	private static boolean onPath(String program) {
-		String path = System.getenv().getOrDefault("PATH", "");
-		for (String directory : path.split(java.io.File.pathSeparator)) {
-			if (Files.isExecutable(Path.of(directory, program))) {
-				return true;
-			}
-		}
-		return false;
-	}
-
-	private static int freePort() throws IOException {
-		try (ServerSocket socket = new ServerSocket(0)) {
-			return socket.getLocalPort();
-		}
 	}
 
 	/** Under callgrind the server takes seconds to start: waits until it answers, or fails if it exits. */

@@ -81,7 +81,11 @@ public final class RedisServerBinary {
 		return onPath("redis-server");
 	}
 
-	private static Optional<Path> onPath(String name) {
+	/**
+	 * @param name a program's name
+	 * @return the first executable of that name in the directories of {@code PATH}, if any
+	 */
+	public static Optional<Path> onPath(String name) {
 		String pathVariable = System.getenv("PATH");
 		if (pathVariable == null) {
 			return Optional.empty();
