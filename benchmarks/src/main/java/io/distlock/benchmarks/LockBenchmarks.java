@@ -33,7 +33,8 @@ import io.distlock.embedded.RedisServerProcess;
  * semaphore and scale ({@link ScaleScenario}) run with {@code all}). {@code -Dbench.cluster.masters=3,6}
  * sets the cluster scenario's cluster sizes.
  * {@code -Dbench.floors=true} adds the floor-script lock, a reference rather than a peer, to the libraries.
- * {@code -Dbench.uncontended.rounds=5} sets how many rounds scenario 1 runs ({@link UncontendedRounds}; 3 by default).
+ * {@code -Dbench.uncontended.rounds=5} sets how many rounds scenario 1 runs, {@code -Dbench.zookeeper.rounds} scenario 7
+ * ({@link MeasuredRounds}; 3 by default).
  * A run fails (non-zero) if a contended run loses an update: speed without exclusion is worthless.
  */
 public final class LockBenchmarks {
@@ -63,7 +64,7 @@ public final class LockBenchmarks {
 		java.util.function.Predicate<String> selected = scenario -> scenarios.contains("all") || scenarios.contains(scenario);
 		List<String> report = new ArrayList<>();
 		Map<String, Result> uncontended = new LinkedHashMap<>();
-		Map<String, UncontendedRounds.Rounds> uncontendedRounds = new LinkedHashMap<>();
+		Map<String, MeasuredRounds.Rounds> uncontendedRounds = new LinkedHashMap<>();
 		Map<String, Result> contended = new LinkedHashMap<>();
 		Map<String, Result> redlock = new LinkedHashMap<>();
 		Map<String, Result> annotation = new LinkedHashMap<>();
@@ -75,6 +76,8 @@ public final class LockBenchmarks {
 		Map<String, Map<String, Result>> byWaiters = new LinkedHashMap<>();
 		Map<String, Result> zkContended = new LinkedHashMap<>();
 		Map<String, Result> zkEnsemble = new LinkedHashMap<>();
+		List<String> zkRatios = new ArrayList<>();
+		List<String> zkCosts = new ArrayList<>();
 		Histogram handOffFloor = null;
 		Map<String, SharedKindsScenario.Result> readMostly = new LinkedHashMap<>();
 		Map<String, SharedKindsScenario.Result> semaphores = new LinkedHashMap<>();
@@ -93,7 +96,7 @@ public final class LockBenchmarks {
 				redis.command("FLUSHALL");
 			}
 			if (selected.test("uncontended")) {
-				uncontendedRounds = UncontendedRounds.run(contenders, redis, warmup, duration, UncontendedRounds.Options.defaults());
+				uncontendedRounds = MeasuredRounds.run(contenders, redis, warmup, duration, MeasuredRounds.Options.defaults());
 				uncontendedRounds.forEach((name, rounds) -> uncontended.put(name, rounds.summary()));
 			}
 			for (Contender contender : contenders) {
@@ -179,7 +182,7 @@ public final class LockBenchmarks {
 				redis.command("FLUSHALL");
 			}
 			if (selected.test("zookeeper")) {
-				zooKeeper(redis, warmup, duration, zkUncontended, zkContended, zkEnsemble);
+				zooKeeper(redis, warmup, duration, zkUncontended, zkContended, zkEnsemble, zkRatios, zkCosts);
 			}
 			if (selected.test("read-mostly") || selected.test("semaphore")) {
 				sharedKinds(redis, warmup, duration, selected, readMostly, semaphores);
@@ -245,7 +248,7 @@ public final class LockBenchmarks {
 		pairTable(report, uncontended);
 		if (!uncontendedRounds.isEmpty()) {
 			report.add("pairs/s by round:");
-			report.addAll(UncontendedRounds.perRound(uncontendedRounds));
+			report.addAll(MeasuredRounds.perRound(uncontendedRounds));
 			report.add("");
 		}
 		costTable(report, "uncontended", "pair", uncontended);
@@ -306,13 +309,17 @@ public final class LockBenchmarks {
 		report.add("Scenario 4, distlock through @DistributedLock(key = \"#key\") vs getLock(key).tryLock(3s)/unlock(); 4 threads");
 		pairTable(report, annotation);
 		if (!zkUncontended.isEmpty()) {
-			report.add("Scenario 7, ZooKeeper vs Curator's InterProcessMutex, each client a session of its own");
+			report.add("Scenario 7, ZooKeeper vs Curator's InterProcessMutex, each client a session of its own; each in rounds"
+					+ " as scenario 1 (pairs/s the median round's, latencies over all rounds)");
 			report.add("7a, one server, uncontended: 4 threads, a key each, lock()+unlock() pairs; one client");
 			pairTable(report, zkUncontended);
 			report.add("7b, one server, contended: 8 threads on one key, 4 clients; GET+SET of a Redis counter inside");
 			contendedTable(report, zkContended);
 			report.add("7c, a 3-server ensemble: 2 threads, a key each, lock()+unlock() pairs");
 			pairTable(report, zkEnsemble);
+			report.add("7a and 7b, what each window asked of the server (requests received, transactions applied), by round:");
+			report.addAll(zkCosts);
+			report.add("");
 		}
 		sharedKindsReport(report, readMostly, semaphores);
 		report.add("Scenario 5, memory after " + names + " distinct names taken and released once each (8 threads, client open)");
@@ -333,13 +340,11 @@ public final class LockBenchmarks {
 				result.heapGrowthBytes(), result.redisGrowthBytes(), result.keysLeft())));
 		report.add("");
 		// The median of the per-round ratios, with their spread: rounds run minutes apart on a shared machine.
-		report.addAll(UncontendedRounds.ratios(uncontendedRounds, "distlock"));
+		report.addAll(MeasuredRounds.ratios(uncontendedRounds, "distlock"));
 		ratios(report, "contended", contended, "distlock");
 		ratios(report, "redlock", redlock, "distlock");
 		ratios(report, "annotation", annotation, "annotation");
-		ratios(report, "zookeeper-uncontended", zkUncontended, "distlock");
-		ratios(report, "zookeeper-contended", zkContended, "distlock");
-		ratios(report, "zookeeper-ensemble", zkEnsemble, "distlock");
+		report.addAll(zkRatios);
 		report.addAll(clusterReport);
 		report.addAll(instructionsReport);
 		report.forEach(System.out::println);
@@ -351,19 +356,32 @@ public final class LockBenchmarks {
 	 * The contended run keeps scenario 2's Redis counter, so a lost update is caught the same way.
 	 */
 	private static void zooKeeper(RedisServerProcess redis, Duration warmup, Duration duration,
-			Map<String, Result> uncontended, Map<String, Result> contended, Map<String, Result> ensemble) throws Exception {
+			Map<String, Result> uncontended, Map<String, Result> contended, Map<String, Result> ensemble,
+			List<String> ratios, List<String> costs) throws Exception {
+		// Rounds as in scenario 1: on this machine a single window per library is ±30%.
+		MeasuredRounds.Options one = MeasuredRounds.Options.fromProperty("bench.zookeeper.rounds", 4);
 		try (TestingServer server = new TestingServer(ZooKeeperContenders.spec(-1), true)) {
 			List<Contender> contenders = ZooKeeperContenders.all(server.getConnectString());
 			for (Contender contender : contenders) {
 				uncontended(contender, 4, warmup, warmup);
 			}
-			for (Contender contender : contenders) {
-				uncontended.put(contender.name(), uncontended(contender, 4, warmup, duration));
-			}
-			for (Contender contender : contenders) {
-				contended.put(contender.name(), contended(contender, redis, warmup, duration));
+			Map<String, MeasuredRounds.Rounds> pairs = MeasuredRounds.run(contenders, one, contender -> {
+				ZooKeeperMeter meter = new ZooKeeperMeter();
+				Result result = uncontended(contender, 4, warmup, duration, meter);
+				costs.add(meter.line("zookeeper-uncontended", contender.name(), "pair", result, duration));
+				return result;
+			});
+			Map<String, MeasuredRounds.Rounds> handOffs = MeasuredRounds.run(contenders, one, contender -> {
+				ZooKeeperMeter meter = new ZooKeeperMeter();
+				Result result = contended(contender, redis, warmup, duration, 4, 8, meter);
+				costs.add(meter.line("zookeeper-contended", contender.name(), "acquisition", result, duration));
 				redis.command("FLUSHALL");
-			}
+				return result;
+			});
+			pairs.forEach((name, rounds) -> uncontended.put(name, rounds.summary()));
+			handOffs.forEach((name, rounds) -> contended.put(name, rounds.summary()));
+			ratios.addAll(MeasuredRounds.ratios(pairs, "distlock", "zookeeper-uncontended"));
+			ratios.addAll(MeasuredRounds.ratios(handOffs, "distlock", "zookeeper-contended"));
 		}
 		try (TestingCluster cluster = new TestingCluster(ZooKeeperContenders.ensemble())) {
 			cluster.start();
@@ -371,9 +389,10 @@ public final class LockBenchmarks {
 			for (Contender contender : contenders) {
 				uncontended(contender, 2, warmup, warmup);
 			}
-			for (Contender contender : contenders) {
-				ensemble.put(contender.name(), uncontended(contender, 2, warmup, duration));
-			}
+			Map<String, MeasuredRounds.Rounds> pairs = MeasuredRounds.run(contenders, one,
+					contender -> uncontended(contender, 2, warmup, duration));
+			pairs.forEach((name, rounds) -> ensemble.put(name, rounds.summary()));
+			ratios.addAll(MeasuredRounds.ratios(pairs, "distlock", "zookeeper-ensemble"));
 		}
 	}
 
@@ -555,7 +574,7 @@ public final class LockBenchmarks {
 	}
 
 	/** As above, measuring the costs per pair with {@code meter} if given. */
-	static Result uncontended(Contender contender, int threads, Duration warmup, Duration duration, CostMeter meter)
+	static Result uncontended(Contender contender, int threads, Duration warmup, Duration duration, Window meter)
 			throws Exception {
 		try (Contender.Client client = contender.newClient()) {
 			return pairs(threads, warmup, duration, thread -> {
@@ -602,7 +621,7 @@ public final class LockBenchmarks {
 	}
 
 	private static Result pairs(int threads, Duration warmup, Duration duration,
-			java.util.function.IntFunction<Runnable> pairs, CostMeter meter) throws Exception {
+			java.util.function.IntFunction<Runnable> pairs, Window meter) throws Exception {
 		Histogram latencies = new Histogram(TimeUnit.SECONDS.toNanos(10), 3);
 		long[] counts = run(threads, warmup, duration, (thread, measuring) -> {
 			Runnable pair = pairs.apply(thread);
@@ -620,7 +639,7 @@ public final class LockBenchmarks {
 		}, meter);
 		long total = java.util.Arrays.stream(counts).sum();
 		return new Result(total / (duration.toNanos() / 1e9), latencies, new Histogram(1), 1,
-				(meter != null) ? meter.per(total) : null);
+				(meter instanceof CostMeter costs) ? costs.per(total) : null);
 	}
 
 	/** 8 threads on one key, split over 4 clients, with a non-atomic Redis read-modify-write inside. */
@@ -634,7 +653,7 @@ public final class LockBenchmarks {
 	 * Redis read-modify-write inside; {@code meter}, if given, measures the costs per acquisition.
 	 */
 	static Result contended(Contender contender, RedisServerProcess redis, Duration warmup, Duration duration,
-			int clientCount, int threads, CostMeter meter) throws Exception {
+			int clientCount, int threads, Window meter) throws Exception {
 		return contended(contender, redis, warmup, duration, clientCount, threads, 1, meter);
 	}
 
@@ -643,7 +662,7 @@ public final class LockBenchmarks {
 	 * Redis counter of its own, and a hand-off is counted when a key passes to another thread.
 	 */
 	static Result contended(Contender contender, RedisServerProcess redis, Duration warmup, Duration duration,
-			int clientCount, int threads, int keys, CostMeter meter) throws Exception {
+			int clientCount, int threads, int keys, Window meter) throws Exception {
 		// One key keeps the names earlier runs used.
 		List<String> lockNames = new ArrayList<>();
 		List<String> counterKeys = new ArrayList<>();
@@ -667,7 +686,7 @@ public final class LockBenchmarks {
 		}
 		long total = outcome.total();
 		return new Result(total / (duration.toNanos() / 1e9), outcome.lockWait(), outcome.handoff(), outcome.fairness(),
-				(meter != null) ? meter.per(total) : null, outcome.connections());
+				(meter instanceof CostMeter costs) ? costs.per(total) : null, outcome.connections());
 	}
 
 	/** Whether {@link #run} starts virtual threads instead of platform threads (Java 21+). */

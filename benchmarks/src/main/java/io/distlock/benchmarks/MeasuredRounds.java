@@ -15,7 +15,7 @@ import org.HdrHistogram.Histogram;
 import io.distlock.embedded.RedisServerProcess;
 
 /**
- * Scenario 1 as a user would see it: several rounds, each library measured once per round on a
+ * A scenario measured as a user would see it (scenario 1 and scenario 7's three): several rounds, each library measured once per round on a
  * client of its own, warmed on that client just before its window, with the order of the libraries
  * rotated from round to round and a full GC before every window. One pass in a fixed order is
  * sensitive to where a library falls in it (the garbage and the background threads the libraries
@@ -23,9 +23,9 @@ import io.distlock.embedded.RedisServerProcess;
  * single ratio hides how much of it is noise; the rounds give every library every position and the
  * report the median and the spread of the per-round ratios.
  */
-final class UncontendedRounds {
+final class MeasuredRounds {
 
-	private UncontendedRounds() {
+	private MeasuredRounds() {
 	}
 
 	/**
@@ -39,8 +39,13 @@ final class UncontendedRounds {
 
 		/** The default run: {@code -Dbench.uncontended.rounds} rounds (3 when unset), 4 threads. */
 		static Options defaults() {
-			String rounds = System.getProperty("bench.uncontended.rounds", "");
-			return new Options(rounds.isBlank() ? 3 : Math.max(1, Integer.parseInt(rounds.trim())), 4, true, true);
+			return fromProperty("bench.uncontended.rounds", 4);
+		}
+
+		/** {@code property}'s number of rounds (3 when unset), rotated, a GC before each window. */
+		static Options fromProperty(String property, int threads) {
+			String rounds = System.getProperty(property, "");
+			return new Options(rounds.isBlank() ? 3 : Math.max(1, Integer.parseInt(rounds.trim())), threads, true, true);
 		}
 
 	}
@@ -58,6 +63,8 @@ final class UncontendedRounds {
 		LockBenchmarks.Result summary() {
 			Histogram pairs = new Histogram(TimeUnit.SECONDS.toNanos(10), 3);
 			this.rounds.forEach(round -> pairs.add(round.pair()));
+			Histogram handoffs = new Histogram(TimeUnit.SECONDS.toNanos(10), 3);
+			this.rounds.forEach(round -> handoffs.add(round.handoff()));
 			CostMeter.Costs costs = null;
 			if (this.rounds.stream().allMatch(round -> round.costs() != null)) {
 				costs = new CostMeter.Costs(cost(CostMeter.Costs::redisCpuMicros), cost(CostMeter.Costs::commands),
@@ -66,7 +73,7 @@ final class UncontendedRounds {
 						cost(CostMeter.Costs::callerAllocatedBytes));
 			}
 			return new LockBenchmarks.Result(median(this.rounds.stream().mapToDouble(LockBenchmarks.Result::opsPerSecond).toArray()),
-					pairs, new Histogram(1), 1, costs);
+					pairs, handoffs, median(this.rounds.stream().mapToDouble(LockBenchmarks.Result::fairness).toArray()), costs);
 		}
 
 		private double cost(ToDoubleFunction<CostMeter.Costs> field) {
@@ -81,6 +88,23 @@ final class UncontendedRounds {
 	 */
 	static Map<String, Rounds> run(List<Contender> contenders, RedisServerProcess redis, Duration warmup,
 			Duration duration, Options options) throws Exception {
+		return run(contenders, options, contender -> {
+			LockBenchmarks.Result result = LockBenchmarks.uncontended(contender, options.threads(), warmup, duration,
+					new CostMeter(redis));
+			redis.command("FLUSHALL");
+			return result;
+		});
+	}
+
+	/** One library's window: a client of its own, warmed, then measured. */
+	interface Window {
+
+		LockBenchmarks.Result measure(Contender contender) throws Exception;
+
+	}
+
+	/** As above, each library's window being {@code window}'s. */
+	static Map<String, Rounds> run(List<Contender> contenders, Options options, Window window) throws Exception {
 		Map<String, List<LockBenchmarks.Result>> byLibrary = new LinkedHashMap<>();
 		contenders.forEach(contender -> byLibrary.put(contender.name(), new ArrayList<>()));
 		for (int round = 0; round < options.rounds(); round++) {
@@ -92,9 +116,7 @@ final class UncontendedRounds {
 				if (options.gcBeforeWindow()) {
 					System.gc();
 				}
-				byLibrary.get(contender.name())
-					.add(LockBenchmarks.uncontended(contender, options.threads(), warmup, duration, new CostMeter(redis)));
-				redis.command("FLUSHALL");
+				byLibrary.get(contender.name()).add(window.measure(contender));
 			}
 		}
 		Map<String, Rounds> rounds = new LinkedHashMap<>();
@@ -107,6 +129,11 @@ final class UncontendedRounds {
 	 * their min-max spread, appended to the RATIO line's existing fields (p50 and p99 over all rounds)
 	 */
 	static List<String> ratios(Map<String, Rounds> rounds, String subject) {
+		return ratios(rounds, subject, "uncontended");
+	}
+
+	/** As above, for the scenario named {@code scenario} in the RATIO line. */
+	static List<String> ratios(Map<String, Rounds> rounds, String subject, String scenario) {
 		List<String> lines = new ArrayList<>();
 		Rounds ours = rounds.get(subject);
 		if (ours == null) {
@@ -124,7 +151,7 @@ final class UncontendedRounds {
 			}
 			LockBenchmarks.Result peerSummary = peer.summary();
 			lines.add(String.format(Locale.ROOT,
-					"RATIO scenario=uncontended %s/%s throughput=%.2f p50=%.2f p99=%.2f spread=%.2f-%.2f rounds=%d", subject,
+					"RATIO scenario=%s %s/%s throughput=%.2f p50=%.2f p99=%.2f spread=%.2f-%.2f rounds=%d", scenario, subject,
 					name, median(perRound), (double) oursSummary.pair().getValueAtPercentile(50)
 							/ Math.max(1, peerSummary.pair().getValueAtPercentile(50)),
 					(double) oursSummary.pair().getValueAtPercentile(99)
