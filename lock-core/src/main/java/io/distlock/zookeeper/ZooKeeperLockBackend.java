@@ -23,6 +23,7 @@ import io.distlock.core.AcquireRequest;
 import io.distlock.core.LockBackend;
 import io.distlock.core.LockNotice;
 import io.distlock.core.ReleaseRequest;
+import io.distlock.zookeeper.ZooKeeperDeletions.Companion;
 import io.distlock.zookeeper.ZooKeeperHolds.Held;
 
 /**
@@ -220,10 +221,13 @@ public final class ZooKeeperLockBackend implements LockBackend {
 		if (request.kind() != HoldKind.EXCLUSIVE) {
 			return this.shared.release(request);
 		}
-		Release released = this.deletions.release(request.name(), request.owner(), request.heldCount(), request.within());
+		// The place the hold was taken through goes with the lock's node, in one transaction when it can.
+		Companion place = (request.heldCount() > 1) ? null : this.queue.placeOfHold(request.name());
+		Release released = this.deletions.release(request.name(), request.owner(), request.heldCount(), request.within(),
+				place);
 		if (released != Release.DECREMENTED) {
 			// After the lock's node: the waiter behind the place, woken by its deletion, finds the lock free.
-			this.queue.holdEnded(request.name());
+			this.queue.holdEnded(request.name(), place);
 		}
 		return released;
 	}

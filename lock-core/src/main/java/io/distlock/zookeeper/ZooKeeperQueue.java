@@ -25,6 +25,7 @@ import io.distlock.core.AcquireRequest;
 import io.distlock.core.LockBackend;
 import io.distlock.core.LockBackend.Acquisition;
 import io.distlock.core.LockNotice;
+import io.distlock.zookeeper.ZooKeeperDeletions.Companion;
 
 /**
  * The line of an exclusive lock's waiting clients: ephemeral sequential nodes under
@@ -45,7 +46,8 @@ import io.distlock.core.LockNotice;
  * <p><b>One waiter woken per hand-off.</b> A waiter that is not first watches only the node before
  * its own (a one-shot data watch); the first watches the lock's node. A release deletes
  * the lock's node and then the holder's place, which wakes the one waiter behind it; a waiter that
- * leaves wakes the one behind it. A client none of whose threads waits for the lock looks at the
+ * leaves wakes the one behind it. (The release deletes both in one transaction, the place
+ * taken through with the lock's node.) A client none of whose threads waits for the lock looks at the
  * line first (one read, its number of places) and tries the create only if the line is empty, so an
  * uncontended lock costs a read, a create and a delete, as Curator's (a create, a read of the line
  * and a delete); it joins the line if anyone is in it, or if the create is refused.
@@ -521,12 +523,33 @@ final class ZooKeeperQueue {
 	}
 
 	/**
+	 * @return the place the hold of lock {@code name} was taken through, for its release to delete
+	 * in one transaction with the lock's node; {@code null} if it was taken directly, or the place's
+	 * session is over
+	 */
+	Companion placeOfHold(String name) {
+		Place place = this.holding.get(name);
+		try {
+			return (place != null && this.connection.zooKeeper().getSessionId() == place.session())
+					? new Companion(linePath(name) + "/" + place.node()) : null;
+		}
+		catch (Exception noHandle) {
+			return null;
+		}
+	}
+
+	/**
 	 * The hold of lock {@code name} ended here (released, or its lease ran out): the place it was
 	 * taken through goes now, after the lock's node, which wakes the waiter behind it.
 	 */
 	void holdEnded(String name) {
+		holdEnded(name, null);
+	}
+
+	/** As {@link #holdEnded(String)}, where the release may have deleted the place already ({@code deletedWith}). */
+	void holdEnded(String name, Companion deletedWith) {
 		Place place = this.holding.remove(name);
-		if (place == null) {
+		if (place == null || (deletedWith != null && deletedWith.deleted)) {
 			return;
 		}
 		try {

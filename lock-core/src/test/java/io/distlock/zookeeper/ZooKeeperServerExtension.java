@@ -1,8 +1,11 @@
 package io.distlock.zookeeper;
 
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+
+import javax.management.ObjectName;
 
 import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.extension.AfterAllCallback;
@@ -48,6 +51,25 @@ final class ZooKeeperServerExtension implements BeforeAllCallback, AfterAllCallb
 			}
 			return sessions;
 		}
+	}
+
+	/** @return the requests the server has received from every session (reads, writes, pings), from its JMX bean */
+	long requestsReceived() throws Exception {
+		return ((Number) attribute("", "PacketsReceived")).longValue();
+	}
+
+	/**
+	 * @return the transactions the server has applied (each write, and each {@code multi}, is one):
+	 * the counter part of its last zxid, from its JMX bean
+	 */
+	long transactions() throws Exception {
+		return Long.decode((String) attribute(",name1=InMemoryDataTree", "LastZxid")) & 0xffffffffL;
+	}
+
+	private Object attribute(String bean, String attribute) throws Exception {
+		ObjectName name = new ObjectName(
+				"org.apache.ZooKeeperService:name0=StandaloneServer_port" + server().getPort() + bean);
+		return ManagementFactory.getPlatformMBeanServer().getAttribute(name, attribute);
 	}
 
 	private TestingServer server() {
