@@ -122,11 +122,24 @@ public final class RedisClusterProcess implements AutoCloseable {
 				+ READY_TIMEOUT_MILLIS + " ms");
 	}
 
+	/**
+	 * Whether {@code master} sees the whole cluster as a client's topology will: every master known,
+	 * none failing or in handshake, and every cluster-bus link up (a client leaves a node whose link
+	 * reads {@code disconnected} out of the commands it runs on all masters, e.g. {@code INFO}).
+	 */
 	private boolean healthy(RedisServerProcess master) {
 		String info = master.query("CLUSTER", "INFO");
 		String nodes = master.query("CLUSTER", "NODES");
 		long known = nodes.lines().filter(line -> line.contains("master") && !line.contains("fail")).count();
-		return info.contains("cluster_state:ok") && known == this.masters.size();
+		boolean linked = nodes.lines().filter(line -> !line.isBlank()).allMatch(RedisClusterProcess::linkedUp);
+		return info.contains("cluster_state:ok") && known == this.masters.size() && linked;
+	}
+
+	/** @param line a CLUSTER NODES line: id, address, flags, master, ping, pong, epoch, link state, slots */
+	private static boolean linkedUp(String line) {
+		String[] fields = line.trim().split(" ");
+		return fields.length >= 8 && "connected".equals(fields[7]) && !fields[2].contains("handshake")
+				&& !fields[2].contains("noaddr");
 	}
 
 }
