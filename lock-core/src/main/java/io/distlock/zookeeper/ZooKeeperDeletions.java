@@ -92,11 +92,19 @@ final class ZooKeeperDeletions {
 
 		final String path;
 
+		/**
+		 * The queue's record of that place: what the release's {@code holdEnded} takes out of the
+		 * queue's books, and only if it is still there (a later hold of the client, taken through a
+		 * place of its own, may have replaced it meanwhile).
+		 */
+		final Object place;
+
 		/** Set once the companion went with the hold's node. */
 		volatile boolean deleted;
 
-		Companion(String path) {
+		Companion(String path, Object place) {
 			this.path = path;
+			this.place = place;
 		}
 
 	}

@@ -226,6 +226,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 		Release released = this.deletions.release(request.name(), request.owner(), request.heldCount(), request.within(),
 				place);
 		if (released != Release.DECREMENTED) {
+			this.connection.hookQuietly("release-deleted", request.name());
 			// After the lock's node: the waiter behind the place, woken by its deletion, finds the lock free.
 			this.queue.holdEnded(request.name(), place);
 		}

@@ -531,7 +531,7 @@ final class ZooKeeperQueue {
 		Place place = this.holding.get(name);
 		try {
 			return (place != null && this.connection.zooKeeper().getSessionId() == place.session())
-					? new Companion(linePath(name) + "/" + place.node()) : null;
+					? new Companion(linePath(name) + "/" + place.node(), place) : null;
 		}
 		catch (Exception noHandle) {
 			return null;
@@ -548,9 +548,20 @@ final class ZooKeeperQueue {
 
 	/** As {@link #holdEnded(String)}, where the release may have deleted the place already ({@code deletedWith}). */
 	void holdEnded(String name, Companion deletedWith) {
-		Place place = this.holding.remove(name);
-		if (place == null || (deletedWith != null && deletedWith.deleted)) {
-			return;
+		Place place;
+		if (deletedWith != null) {
+			// Only the place this release was for: once the release's delete landed, another hold of this
+			// client may have taken the lock through a place of its own, which goes with that hold's end.
+			place = (Place) deletedWith.place;
+			if (!this.holding.remove(name, place) || deletedWith.deleted) {
+				return;
+			}
+		}
+		else {
+			place = this.holding.remove(name);
+			if (place == null) {
+				return;
+			}
 		}
 		try {
 			ZooKeeper zk = this.connection.zooKeeper();
