@@ -49,17 +49,20 @@ class ZooKeeperServerRequestsTest {
 		// The first pair also makes the base path.
 		lock.lock();
 		lock.unlock();
-		long fewest = Long.MAX_VALUE;
+		long fewestRequests = Long.MAX_VALUE;
+		long fewestTransactions = Long.MAX_VALUE;
 		for (int pair = 0; pair < 3; pair++) {
-			// Any session's ping may land in a pair's count; the fewest of three pairs has none.
+			// Another session's ping, or the server's own deletion of an empty container node, may land in
+			// a pair's count; the fewest of three pairs has none.
 			long requests = zooKeeper.requestsReceived();
 			long transactions = zooKeeper.transactions();
 			lock.lock();
 			lock.unlock();
-			fewest = Math.min(fewest, zooKeeper.requestsReceived() - requests);
-			assertThat(zooKeeper.transactions() - transactions).as("writes per pair").isEqualTo(2);
+			fewestRequests = Math.min(fewestRequests, zooKeeper.requestsReceived() - requests);
+			fewestTransactions = Math.min(fewestTransactions, zooKeeper.transactions() - transactions);
 		}
-		assertThat(fewest).as("requests per pair").isEqualTo(3);
+		assertThat(fewestRequests).as("requests per pair").isEqualTo(3);
+		assertThat(fewestTransactions).as("writes per pair").isEqualTo(2);
 	}
 
 	/**
