@@ -45,10 +45,10 @@ import io.distlock.zookeeper.ZooKeeperDeletions.Companion;
  *
  * <p><b>One waiter woken per hand-off.</b> A waiter that is not first watches only the node before
  * its own (a one-shot data watch); the first watches the lock's node. A release deletes
- * the lock's node and then the holder's place, which wakes the one waiter behind it; a waiter that
- * leaves wakes the one behind it. (The release deletes both in one transaction, the place
- * taken through with the lock's node.) A client none of whose threads waits for the lock looks at the
- * line first (one read, its number of places) and tries the create only if the line is empty, so an
+ * the lock's node and the holder's place together, in one transaction, which wakes the one waiter
+ * behind it with the lock free; a waiter that leaves wakes the one behind it. A client none of
+ * whose threads waits for the lock looks at the line first (one read, its number of places) and
+ * tries the create only if the line is empty, so an
  * uncontended lock costs a read, a create and a delete, as Curator's (a create, a read of the line
  * and a delete); it joins the line if anyone is in it, or if the create is refused.
  *
