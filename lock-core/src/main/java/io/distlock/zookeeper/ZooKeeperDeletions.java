@@ -180,57 +180,10 @@ final class ZooKeeperDeletions {
 			// That session is over: the ensemble deleted (or is about to delete) its nodes.
 			return false;
 		}
-		if (!resent && hold.kind == HoldKind.EXCLUSIVE) {
-			Deleted deleted = deleteLiveNode(zk, hold, companion);
-			if (deleted != null) {
-				return deleted == Deleted.DELETED;
-			}
-		}
-		Deleted deleted = deleteNode(zk, hold.path, hold.czxid);
+		// A first try for a live exclusive hold deletes without reading the node first (see deleteNode).
+		Held unread = (!resent && hold.kind == HoldKind.EXCLUSIVE) ? hold : null;
+		Deleted deleted = deleteNode(zk, hold.path, hold.czxid, unread, companion);
 		return deleted == Deleted.DELETED || (resent && deleted == Deleted.ABSENT);
-	}
-
-	/**
-	 * Deletes the node of a live exclusive hold without reading it first, which saves a release a
-	 * round trip. Sound for the reason {@link #deleteNode}'s check is: only this client deletes its
-	 * nodes, one deleter at a time, and every other deleter of a hold's node forgets the hold (marks
-	 * it gone) before it claims the node. So a hold still live once this release has claimed its node
-	 * has its node in place, under this session: nobody deleted it, so nobody could create another.
-	 * @return what the delete did, or {@code null} if the hold is gone or the node claimed by another
-	 * deleter: the caller then checks the node first
-	 */
-	private Deleted deleteLiveNode(ZooKeeper zk, Held hold, Companion companion) throws Exception {
-		if (!this.deleting.add(hold.czxid)) {
-			return null;
-		}
-		try {
-			if (hold.gone) {
-				return null;
-			}
-			this.connection.hook("delete-checked", hold.path);
-			String fullPath = this.connection.fullPath(hold.path);
-			if (companion != null) {
-				try {
-					zk.multi(List.of(Op.delete(fullPath, -1), Op.delete(this.connection.fullPath(companion.path), -1)));
-					companion.deleted = true;
-					return Deleted.DELETED;
-				}
-				catch (KeeperException.NoNodeException | KeeperException.NotEmptyException | KeeperException.BadVersionException
-						| KeeperException.NoAuthException refused) {
-					// Either node refused (the place gone already, say), so neither went: the hold's node alone.
-				}
-			}
-			try {
-				zk.delete(fullPath, -1);
-				return Deleted.DELETED;
-			}
-			catch (KeeperException.NoNodeException | KeeperException.SessionExpiredException gone) {
-				return Deleted.ABSENT;
-			}
-		}
-		finally {
-			this.deleting.remove(hold.czxid);
-		}
 	}
 
 	/**
@@ -243,18 +196,49 @@ final class ZooKeeperDeletions {
 	 * first as both go through the same session, and so finds the node gone or another one.
 	 */
 	Deleted deleteNode(ZooKeeper zk, String path, long czxid) throws Exception {
+		return deleteNode(zk, path, czxid, null, null);
+	}
+
+	/**
+	 * As {@link #deleteNode(ZooKeeper, String, long)}; for the release of {@code unread}, a live
+	 * exclusive hold of the node, without reading the node first, which saves the release a round
+	 * trip. That is sound for the reason the check is: every other deleter of a hold's node forgets
+	 * the hold (marks it gone) before it claims the node, so a hold still live once this release has
+	 * claimed its node has its node in place, under this session: nobody deleted it, so nobody could
+	 * create another. A hold found gone by then has its node read first after all.
+	 * @param unread the live hold being released, or {@code null} to read the node first
+	 * @param companion a node deleted in the same transaction, if the node is deleted unread
+	 */
+	private Deleted deleteNode(ZooKeeper zk, String path, long czxid, Held unread, Companion companion)
+			throws Exception {
 		if (!this.deleting.add(czxid)) {
 			return Deleted.BUSY;
 		}
 		try {
 			String fullPath = this.connection.fullPath(path);
-			Stat stat = zk.exists(fullPath, false);
-			if (stat == null || stat.getCzxid() != czxid) {
-				return Deleted.ABSENT;
+			boolean read = unread == null || unread.gone;
+			int version = -1;
+			if (read) {
+				Stat stat = zk.exists(fullPath, false);
+				if (stat == null || stat.getCzxid() != czxid) {
+					return Deleted.ABSENT;
+				}
+				version = stat.getVersion();
 			}
 			this.connection.hook("delete-checked", path);
+			if (!read && companion != null) {
+				try {
+					zk.multi(List.of(Op.delete(fullPath, -1), Op.delete(this.connection.fullPath(companion.path), -1)));
+					companion.deleted = true;
+					return Deleted.DELETED;
+				}
+				catch (KeeperException.NoNodeException | KeeperException.NotEmptyException | KeeperException.BadVersionException
+						| KeeperException.NoAuthException refused) {
+					// Either node refused (the place gone already, say), so neither went: the hold's node alone.
+				}
+			}
 			try {
-				zk.delete(fullPath, stat.getVersion());
+				zk.delete(fullPath, version);
 				return Deleted.DELETED;
 			}
 			catch (KeeperException.NoNodeException | KeeperException.SessionExpiredException gone) {
