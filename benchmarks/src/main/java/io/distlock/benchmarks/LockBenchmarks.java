@@ -358,28 +358,29 @@ public final class LockBenchmarks {
 	private static void zooKeeper(RedisServerProcess redis, Duration warmup, Duration duration,
 			Map<String, Result> uncontended, Map<String, Result> contended, Map<String, Result> ensemble,
 			List<String> ratios, List<String> costs) throws Exception {
-		// Rounds as in scenario 1: on this machine a single window per library is ±30%.
-		MeasuredRounds.Options one = MeasuredRounds.Options.fromProperty("bench.zookeeper.rounds", 4);
+		// Rounds as in scenario 1: on this machine a single window per library is ±30%. (Each window below
+		// sets its own threads.)
+		MeasuredRounds.Options rounds = MeasuredRounds.Options.fromProperty("bench.zookeeper.rounds", 4);
 		try (TestingServer server = new TestingServer(ZooKeeperContenders.spec(-1), true)) {
 			List<Contender> contenders = ZooKeeperContenders.all(server.getConnectString());
 			for (Contender contender : contenders) {
 				uncontended(contender, 4, warmup, warmup);
 			}
-			Map<String, MeasuredRounds.Rounds> pairs = MeasuredRounds.run(contenders, one, contender -> {
+			Map<String, MeasuredRounds.Rounds> pairs = MeasuredRounds.run(contenders, rounds, contender -> {
 				ZooKeeperMeter meter = new ZooKeeperMeter();
 				Result result = uncontended(contender, 4, warmup, duration, meter);
 				costs.add(meter.line("zookeeper-uncontended", contender.name(), "pair", result, duration));
 				return result;
 			});
-			Map<String, MeasuredRounds.Rounds> handOffs = MeasuredRounds.run(contenders, one, contender -> {
+			Map<String, MeasuredRounds.Rounds> handOffs = MeasuredRounds.run(contenders, rounds, contender -> {
 				ZooKeeperMeter meter = new ZooKeeperMeter();
 				Result result = contended(contender, redis, warmup, duration, 4, 8, meter);
 				costs.add(meter.line("zookeeper-contended", contender.name(), "acquisition", result, duration));
 				redis.command("FLUSHALL");
 				return result;
 			});
-			pairs.forEach((name, rounds) -> uncontended.put(name, rounds.summary()));
-			handOffs.forEach((name, rounds) -> contended.put(name, rounds.summary()));
+			pairs.forEach((name, measured) -> uncontended.put(name, measured.summary()));
+			handOffs.forEach((name, measured) -> contended.put(name, measured.summary()));
 			ratios.addAll(MeasuredRounds.ratios(pairs, "distlock", "zookeeper-uncontended"));
 			ratios.addAll(MeasuredRounds.ratios(handOffs, "distlock", "zookeeper-contended"));
 		}
@@ -389,9 +390,9 @@ public final class LockBenchmarks {
 			for (Contender contender : contenders) {
 				uncontended(contender, 2, warmup, warmup);
 			}
-			Map<String, MeasuredRounds.Rounds> pairs = MeasuredRounds.run(contenders, one,
+			Map<String, MeasuredRounds.Rounds> pairs = MeasuredRounds.run(contenders, rounds,
 					contender -> uncontended(contender, 2, warmup, duration));
-			pairs.forEach((name, rounds) -> ensemble.put(name, rounds.summary()));
+			pairs.forEach((name, measured) -> ensemble.put(name, measured.summary()));
 			ratios.addAll(MeasuredRounds.ratios(pairs, "distlock", "zookeeper-ensemble"));
 		}
 	}

@@ -15,8 +15,8 @@ import org.HdrHistogram.Histogram;
 import io.distlock.embedded.RedisServerProcess;
 
 /**
- * A scenario measured as a user would see it (scenario 1 and scenario 7's three): several rounds, each library measured once per round on a
- * client of its own, warmed on that client just before its window, with the order of the libraries
+ * A scenario measured as a user would see it (scenario 1 and scenario 7's three): several rounds,
+ * each library measured once per round on a client of its own, warmed on that client just before its window, with the order of the libraries
  * rotated from round to round and a full GC before every window. One pass in a fixed order is
  * sensitive to where a library falls in it (the garbage and the background threads the libraries
  * before it left, the load the rest of the machine happens to put on the two processes), and a
