@@ -19,9 +19,27 @@ import io.distlock.core.LockBackend.Acquisition;
  * @param within how long the caller can wait for the answer; {@code null}: the backend's own timeout. A
  * backend that cannot bound its calls may take longer.
  * @param kind what hold is released
+ * @param leaseLeftMillis how long the backend is known to keep the hold from this request on, in ms (the
+ * lease it last confirmed, less the time since); 0 when not known. A backend may keep something of a
+ * released hold that long without adding to what the hold itself took (Redis's release marker).
  */
 public record ReleaseRequest(String name, String owner, int heldCount, String attemptId, long token,
-		Duration within, HoldKind kind) {
+		Duration within, HoldKind kind, long leaseLeftMillis) {
+
+	/**
+	 * A release without what the hold has left of its lease.
+	 * @param name the lock's name
+	 * @param owner the owner id
+	 * @param heldCount the hold count before this release
+	 * @param attemptId the acquisition's attempt id, or {@code null}
+	 * @param token the hold's fencing token
+	 * @param within how long the caller can wait, or {@code null}
+	 * @param kind what hold is released
+	 */
+	public ReleaseRequest(String name, String owner, int heldCount, String attemptId, long token, Duration within,
+			HoldKind kind) {
+		this(name, owner, heldCount, attemptId, token, within, kind, 0);
+	}
 
 	/**
 	 * A release of an exclusive lock's hold: the form before holds had kinds.
@@ -33,7 +51,7 @@ public record ReleaseRequest(String name, String owner, int heldCount, String at
 	 * @param within how long the caller can wait, or {@code null}
 	 */
 	public ReleaseRequest(String name, String owner, int heldCount, String attemptId, long token, Duration within) {
-		this(name, owner, heldCount, attemptId, token, within, HoldKind.EXCLUSIVE);
+		this(name, owner, heldCount, attemptId, token, within, HoldKind.EXCLUSIVE, 0);
 	}
 
 	/**

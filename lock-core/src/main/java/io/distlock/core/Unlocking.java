@@ -2,6 +2,7 @@ package io.distlock.core;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -98,9 +99,11 @@ final class Unlocking {
 		Release result;
 		try {
 			// Bounded by the lease: past it the hold is gone anyway, and the caller must not hang on a dead backend.
-			Duration within = hold.waitWithin(System.nanoTime(), EngineTiming.RELEASE_MIN_WAIT.toNanos());
+			long now = System.nanoTime();
+			Duration within = hold.waitWithin(now, EngineTiming.RELEASE_MIN_WAIT.toNanos());
 			result = keeping ? keepFor(hold, keep, within)
-					: this.backend.release(new ReleaseRequest(name, owner, held, hold.attemptId, hold.token, within, id.kind()));
+					: this.backend.release(new ReleaseRequest(name, owner, held, hold.attemptId, hold.token, within, id.kind(),
+							Math.max(0, TimeUnit.NANOSECONDS.toMillis(hold.confirmedNanosLeft(now)))));
 		}
 		catch (RuntimeException ex) {
 			// Whether the release reached the backend is unknown. Renewing on would keep the lock

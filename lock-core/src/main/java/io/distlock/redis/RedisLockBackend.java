@@ -186,7 +186,7 @@ public final class RedisLockBackend implements LockBackend {
 		HoldKind kind = kindOf(request.kind());
 		if (kind == HoldKind.EXCLUSIVE) {
 			return this.calls.release(request.name(), request.owner(), request.heldCount(), request.attemptId(),
-					request.within(), false);
+					request.within(), false, request.leaseLeftMillis());
 		}
 		return this.calls.releaseShared(request.name(), kind, request.owner(), request.heldCount(), request.attemptId(),
 				request.within());

@@ -63,6 +63,24 @@ final class RedisLockCalls {
 
 	private static final byte[] HELD_HERE = ScriptArguments.text("1");
 
+	/**
+	 * How long a release marker lives at least: a release that Lettuce re-sends after a reconnect
+	 * finds it within this time (release.lua). Shorter-lived, the copy would report the hold lost.
+	 */
+	static final long MARKER_MIN_MILLIS = 15_000;
+
+	/**
+	 * How long a release marker that keeps its hold's expiry may live at most: one that lives longer
+	 * only takes memory, one key per owner and name.
+	 */
+	static final long MARKER_MAX_MILLIS = 60_000;
+
+	/** release.lua's ARGV[9] for a marker that keeps what its hold had left of its lease. */
+	private static final byte[] MARKER_KEEPS_LEASE = ScriptArguments.text("");
+
+	/** release.lua's ARGV[9] for a marker given its own life. */
+	private static final byte[] MARKER_MILLIS = ScriptArguments.number(MARKER_MIN_MILLIS);
+
 	private static final byte[] NOT_HELD_HERE = ScriptArguments.text("0");
 
 	private final StringRedisTemplate redis;
@@ -285,7 +303,7 @@ final class RedisLockCalls {
 	private void giveBackUnacknowledged(String name, String owner, String attempt, RuntimeException failure) {
 		byte[] ownerBytes = this.arguments.owner(owner);
 		byte[][] keys = this.encodedKeys.releaseKeys(name, ownerBytes);
-		byte[][] args = releaseArguments(name, ownerBytes, 0, LEAVE, attempt, false);
+		byte[][] args = releaseArguments(name, ownerBytes, 0, LEAVE, attempt, false, MARKER_MILLIS);
 		try {
 			this.replicaAcks.giveBack(LockScripts.RELEASE, keys, GIVE_BACK_WAIT, args);
 			return;
@@ -332,12 +350,14 @@ final class RedisLockCalls {
 	 * @param attemptId the hold's id, or {@code null}/empty for whatever hold the owner has
 	 * @param within how long to wait on the shared connection, or {@code null} for its command timeout
 	 * @param wakeUnqueued whether to announce the release when nobody is queued (see {@link #releaseArguments})
+	 * @param leaseLeftMillis how long Redis is known to keep the hold, 0 if not known (see {@link #marker})
 	 */
 	Release release(String name, String owner, int heldCount, String attemptId, Duration within,
-			boolean wakeUnqueued) {
+			boolean wakeUnqueued, long leaseLeftMillis) {
 		byte[] ownerBytes = this.arguments.owner(owner);
 		Long reply = eval(LockScripts.RELEASE, ScriptOutputType.INTEGER, this.encodedKeys.releaseKeys(name, ownerBytes),
-				within, releaseArguments(name, ownerBytes, heldCount, RELEASE, attemptId, wakeUnqueued));
+				within, releaseArguments(name, ownerBytes, heldCount, RELEASE, attemptId, wakeUnqueued,
+						marker(leaseLeftMillis)));
 		return RedisReplies.release(reply, name);
 	}
 
@@ -349,25 +369,40 @@ final class RedisLockCalls {
 	CompletableFuture<Release> releaseAsync(String name, String owner, int heldCount, String attemptId) {
 		byte[] ownerBytes = this.arguments.owner(owner);
 		return this.direct.<Long>callAsync(LockScripts.RELEASE, ScriptOutputType.INTEGER,
-				this.encodedKeys.releaseKeys(name, ownerBytes), releaseArguments(name, ownerBytes, heldCount, RELEASE, attemptId, true))
+				this.encodedKeys.releaseKeys(name, ownerBytes),
+				releaseArguments(name, ownerBytes, heldCount, RELEASE, attemptId, true, MARKER_MILLIS))
 			.thenApply(reply -> RedisReplies.release(reply, name));
+	}
+
+	/**
+	 * How long the marker of a release lives (release.lua's ARGV[9]). It is the released hold itself,
+	 * renamed, and keeps the hold's expiry where that is known to be neither too short for a re-sent
+	 * release to find it nor longer than it is needed (the watchdog's default lease of 30 s, renewed
+	 * every 10 s, leaves 20 to 30 s); otherwise it is given {@link #MARKER_MIN_MILLIS}, one command more.
+	 * @param leaseLeftMillis how long Redis is known to keep the hold, 0 if not known
+	 */
+	private static byte[] marker(long leaseLeftMillis) {
+		return (leaseLeftMillis >= MARKER_MIN_MILLIS && leaseLeftMillis <= MARKER_MAX_MILLIS) ? MARKER_KEEPS_LEASE
+				: MARKER_MILLIS;
 	}
 
 	/**
 	 * The ARGV of {@code release.lua}, in its order.
 	 * @param wakeUnqueued whether to announce a release that nobody queued for: Redlock's waiters do
 	 * not queue, and wait for that message; the engine's on a single deployment always queue
+	 * @param marker how long the release marker lives (see {@link #marker})
 	 */
 	private byte[][] releaseArguments(String name, byte[] owner, int heldCount, byte[] mode, String attemptId,
-			boolean wakeUnqueued) {
+			boolean wakeUnqueued, byte[] marker) {
 		byte[] wake = wakeUnqueued ? WAKE_UNQUEUED : QUEUED_ONLY;
 		if (shardedPubSub()) {
 			return new byte[][] { owner, ScriptArguments.number(heldCount), mode, this.arguments.attempt(attemptId),
-					QUEUE_PLACE_MILLIS, this.grantChannelPrefix, this.restartGrace, wake, this.encodedKeys.shardChannel(name) };
+					QUEUE_PLACE_MILLIS, this.grantChannelPrefix, this.restartGrace, wake, marker,
+					this.encodedKeys.shardChannel(name) };
 		}
-		// Without ARGV[9]: the very arguments (and so the very messages) of a version without sharded pub/sub.
+		// Without ARGV[10]: the very arguments (and so the very messages) of a version without sharded pub/sub.
 		return new byte[][] { owner, ScriptArguments.number(heldCount), mode, this.arguments.attempt(attemptId),
-				QUEUE_PLACE_MILLIS, this.grantChannelPrefix, this.restartGrace, wake };
+				QUEUE_PLACE_MILLIS, this.grantChannelPrefix, this.restartGrace, wake, marker };
 	}
 
 	/** How long a waiter stays queued, as bytes: mostly a whole queue place, which is encoded once. */
@@ -393,7 +428,7 @@ final class RedisLockCalls {
 	void leaveQueue(String name, String owner, String ticket, boolean passOnHandOff) {
 		byte[] ownerBytes = this.arguments.owner(owner);
 		byte[][] keys = this.encodedKeys.releaseKeys(name, ownerBytes);
-		byte[][] args = releaseArguments(name, ownerBytes, 0, passOnHandOff ? LEAVE : DEQUEUE, ticket, false);
+		byte[][] args = releaseArguments(name, ownerBytes, 0, passOnHandOff ? LEAVE : DEQUEUE, ticket, false, MARKER_MILLIS);
 		if (this.replicaAcks != null) {
 			try {
 				// Behind the attempt's own acquisition, which may still wait behind another one's WAIT.

@@ -124,7 +124,7 @@ public final class RedisNode implements AutoCloseable {
 	 * @return the outcome
 	 */
 	public Release release(String name, String owner, int heldCount, String attemptId) {
-		return this.calls.release(name, owner, heldCount, attemptId, null, true);
+		return this.calls.release(name, owner, heldCount, attemptId, null, true, 0);
 	}
 
 	/**

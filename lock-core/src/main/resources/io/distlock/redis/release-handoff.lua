@@ -1,7 +1,7 @@
 -- The rest of release.lua (see there): the lock was freed and someone may be queued, or a waiter
 -- that does not queue (Redlock's) must be told. Hands the lock to the first live queued waiter, or
 -- announces the release on the lock's channel.
-announceOn(ARGV[9])
+announceOn(ARGV[10])
 local channel = lockChannelOf(KEYS[1])
 -- Popping the head straight away: with nobody queued this costs what an EXISTS would.
 local head = redis.call('lpop', KEYS[3])

@@ -8,7 +8,10 @@
 -- KEYS[2]  the fencing counter: the last token handed out
 -- KEYS[3]  the wait queue: a list of owner ids in arrival order
 -- KEYS[4]  the queue's entries: owner id -> '<deadline ms>:<lease ms>:<attempt id>' (deadline in Redis time)
--- KEYS[5]  this owner's release marker: the attempt id of the hold it last released, kept 15 s
+-- KEYS[5]  this owner's release marker: the hold it last released, renamed (its field ':attempt', or
+--          ':ticket', names the attempt), kept for what the hold had left of its lease or for ARGV[9]
+--          ms; or, for a user whose ACL predates RENAME in docs/redis.md's list, the attempt id as a
+--          string, kept ARGV[9] ms or 15 s
 -- ARGV[1]  owner id
 -- ARGV[2]  the hold count the owner has before this release
 -- ARGV[3]  '' to release; 'leave': attempt ARGV[4] gives up waiting: it leaves the queue, and a
@@ -28,8 +31,11 @@
 -- ARGV[8]  '1' to announce a release even with nobody queued: for waiters that do not queue
 --          (Redlock's); '' otherwise, where every waiter is queued and a release nobody waits
 --          for announces nothing
--- ARGV[9]  (only on a Cluster with sharded pub/sub) the lock's shard channel: announcements go out
---          with SPUBLISH there and on '<ARGV[9]>:<client id>' instead (see announce.lua)
+-- ARGV[9]  how long the release marker lives, in ms; '': as long as the hold had left of its lease,
+--          which the client knows to be at least 15 s and at most a minute (a marker that outlives
+--          its need takes memory; one that lapses early reports a re-sent release as a lost hold)
+-- ARGV[10] (only on a Cluster with sharded pub/sub) the lock's shard channel: announcements go out
+--          with SPUBLISH there and on '<ARGV[10]>:<client id>' instead (see announce.lua)
 -- The lock's own channel, on which waiters listen for it, is otherwise KEYS[1] followed by
 -- ':released' (a channel, not a key, so it need not be sent: one argument less on every release).
 -- Returns  1 released (handed on or freed); 0 still held with ARGV[2] - 1 holds; -1 the owner
@@ -52,6 +58,7 @@ end
 local owner = ARGV[1]
 local attempt = ARGV[4]
 local remaining
+local marked = false
 -- Whether someone may be queued: a waiter marks the hold (':q') when it queues, so the release of a
 -- hold nobody queued for skips the queue. Leaving (rare) always looks, and so does the release of a
 -- hold with a token but no mark: an earlier distlock's hand-off (a rolling upgrade), which does not
@@ -76,26 +83,42 @@ else
   -- One HMGET for the owner's count, the hold's attempt and whether anybody queued.
   local hold = redis.call('hmget', KEYS[1], owner, ':attempt', ':q', ':token')
   if not hold[1] or (attempt ~= '' and attemptOf(hold[2]) ~= attempt) then
-    if attempt ~= '' and redis.call('get', KEYS[5]) == attempt then
-      return 3
+    if attempt ~= '' then
+      -- The attempt whose release the marker keeps: a renamed hold's, or a string (an earlier
+      -- version's, or a RENAME-less user's; HMGET refuses it as WRONGTYPE).
+      local marker = redis.pcall('hmget', KEYS[5], ':attempt', ':ticket')
+      local released = marker.err and redis.call('get', KEYS[5]) or (marker[1] or marker[2])
+      if released == attempt then
+        return 3
+      end
     end
     return -1
   end
   -- A last hold ('1', most releases) is told apart as text: Lua's tonumber costs more.
   remaining = (ARGV[2] == '1') and 0 or (tonumber(ARGV[2]) - 1)
   queued = hold[3] ~= false or hold[4] ~= false
-  if remaining <= 0 and attempt ~= '' then
-    -- Lettuce re-sends commands that were unanswered when a connection dropped, after it reconnects;
-    -- the copy must find this mark rather than report the hold lost. One key per owner: releases
-    -- of other owners in the meantime (a hand-off under contention) must not wipe it.
-    redis.call('set', KEYS[5], attempt, 'px', '15000')
-  end
+  -- Lettuce re-sends commands that were unanswered when a connection dropped, after it reconnects;
+  -- the copy must find a mark rather than report the hold lost. One key per owner: releases of
+  -- other owners in the meantime (a hand-off under contention) must not wipe it.
+  marked = remaining <= 0 and attempt ~= ''
 end
 if remaining > 0 then
   redis.call('hset', KEYS[1], owner, remaining)
   return 0
 end
-redis.call('del', KEYS[1])
+if not marked then
+  redis.call('del', KEYS[1])
+elseif not redis.pcall('rename', KEYS[1], KEYS[5]).err then
+  -- The hold becomes its own marker: one command instead of a DEL and a SET, and it keeps the
+  -- hold's expiry, which the client vouched for (ARGV[9] ''), or is given one.
+  if ARGV[9] ~= '' then
+    redis.call('pexpire', KEYS[5], ARGV[9])
+  end
+else
+  -- A user whose ACL predates RENAME in docs/redis.md's list (NOPERM): as before it was used.
+  redis.call('del', KEYS[1])
+  redis.call('set', KEYS[5], attempt, 'px', (ARGV[9] ~= '') and ARGV[9] or '15000')
+end
 if not queued and ARGV[8] ~= '1' then
   -- Nobody queued since the lock was taken: nothing to hand on, nobody to tell.
   return 1

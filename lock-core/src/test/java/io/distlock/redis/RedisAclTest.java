@@ -22,7 +22,12 @@ import org.springframework.data.redis.connection.lettuce.LettuceClientConfigurat
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import io.distlock.DistLock;
+import io.distlock.HoldKind;
+import io.distlock.core.AcquireRequest;
+import io.distlock.core.LockBackend.Acquisition;
+import io.distlock.core.LockBackend.Release;
 import io.distlock.core.LockEngineOptions;
+import io.distlock.core.ReleaseRequest;
 import io.distlock.testing.ClosedAfterEach;
 import io.distlock.testing.RedisServerExtension;
 
@@ -35,7 +40,7 @@ class RedisAclTest {
 
 	/** The ACL of docs/redis.md, word for word after the user name. */
 	static final String README_ACL = "on >s3cret-for-locks ~distlock:* &distlock:* +@scripting +@pubsub +@hash +@list "
-			+ "+get +mget +set +pexpire +pttl +exists +del +time +ping +hello +auth +client +select +info +lastsave";
+			+ "+get +mget +set +pexpire +pttl +exists +del +rename +time +ping +hello +auth +client +select +info +lastsave";
 
 	/**
 	 * The clients' watchdog lease. What is tested here is which commands the ACL allows, not leases;
@@ -211,6 +216,35 @@ class RedisAclTest {
 		}
 		assertThat(redisServer.server().query("ACL", "LOG")).as("the check tried MGET, was refused and fell back")
 			.contains("mget");
+	}
+
+	/**
+	 * The documented ACL listed no RENAME before a release turned its hold into its release marker: a
+	 * user set up by that list still releases (a DEL and a SET, as before), and a copy of the release
+	 * still finds its marker.
+	 */
+	@Test
+	void aUserOfTheEarlierAclWithoutRenameStillReleasesAndMarksTheRelease() throws Exception {
+		List<String> acl = new ArrayList<>(List.of("ACL", "SETUSER", "locks", "reset"));
+		acl.addAll(List.of(README_ACL.replace(" +rename", "").split(" ")));
+		assertThat(redisServer.server().command(acl.toArray(String[]::new))).isEqualTo("+OK");
+		redisServer.server().command("ACL", "LOG", "RESET");
+		RedisLockRegistry registry = client();
+		DistLock lock = registry.getLock("acl-no-rename");
+		for (int i = 0; i < 3; i++) {
+			assertThat(lock.tryLock(Duration.ofSeconds(10))).as("acquisition %d", i).isTrue();
+			lock.unlock();
+		}
+		assertThat(redisServer.server().query("ACL", "LOG")).as("the release tried RENAME, was refused and fell back")
+			.contains("rename");
+		RedisLockBackend backend = new RedisLockBackend(factory("s3cret-for-locks"), "distlock");
+		this.opened.add(backend::close);
+		assertThat(backend.acquire(new AcquireRequest("acl-copy", "a:1", 0, WATCHDOG, Duration.ZERO, "t-1")).status())
+			.isEqualTo(Acquisition.Status.ACQUIRED);
+		ReleaseRequest release = new ReleaseRequest("acl-copy", "a:1", 1, "t-1", Acquisition.NO_TOKEN, null,
+				HoldKind.EXCLUSIVE, 20_000);
+		assertThat(backend.release(release)).isEqualTo(Release.RELEASED);
+		assertThat(backend.release(release)).as("the copy").isEqualTo(Release.RELEASED);
 	}
 
 	private RedisLockRegistry client() {
