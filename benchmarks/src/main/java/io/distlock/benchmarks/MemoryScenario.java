@@ -72,7 +72,7 @@ final class MemoryScenario {
 				pool.shutdown();
 			}
 			double seconds = (System.nanoTime() - start) / 1e9;
-			// What a library leaves to expire by itself (distlock's release markers live 15 s to a minute, here the watchdog's 30 s lease) is not
+			// What a library leaves to expire by itself (distlock's release markers live 15 to 30 s) is not
 			// what stays behind: every library gets the same time for it.
 			long settleUntil = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(EXPIRY_SETTLE_MILLIS);
 			while (keys(redis) > keysBefore && System.nanoTime() - settleUntil < 0) {

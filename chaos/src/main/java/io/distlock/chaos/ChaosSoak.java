@@ -115,7 +115,7 @@ public final class ChaosSoak {
 
 		static Leftovers ofRedisKeys(List<String> withoutExpiry, int expiring) {
 			return new Leftovers(withoutExpiry, expiring, String.format(Locale.ROOT,
-					"Once every lease had run out: %d keys without expiry%s, %d expiring on their own (release markers, 15 s to a minute).",
+					"Once every lease had run out: %d keys without expiry%s, %d expiring on their own (release markers, 15 to 30 s).",
 					withoutExpiry.size(), withoutExpiry.isEmpty() ? "" : " " + withoutExpiry, expiring));
 		}
 

@@ -54,7 +54,7 @@ final class LockEngine implements LockRegistry, AutoCloseable {
 	/**
 	 * Numbers this client's attempts (with the owner id, a hand-off names exactly one, and a release
 	 * names the hold it ends). It starts at a random number: a client restarted with the same client
-	 * id must not reuse the tickets of its previous run, whose release markers live on for up to a minute.
+	 * id must not reuse the tickets of its previous run, whose release markers live on for up to 30 s.
 	 */
 	private final AtomicLong tickets = new AtomicLong(ThreadLocalRandom.current().nextLong(1L << 40));
 

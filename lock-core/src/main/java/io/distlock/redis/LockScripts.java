@@ -16,7 +16,7 @@ import org.springframework.data.redis.core.script.RedisScript;
 final class LockScripts {
 
 	@SuppressWarnings("rawtypes")
-	static final RedisScript<List> ACQUIRE = load(List.class, "grace.lua", "acquire.lua");
+	static final RedisScript<List> ACQUIRE = load(List.class, "acquire-free.lua", "grace.lua", "acquire.lua");
 
 	/**
 	 * Announces on classic or shard channels (announce.lua), and draws a hand-off's token (fencing.lua):

@@ -28,7 +28,8 @@
 --          the lock but its hold is gone (lost).
 -- The count is set to ARGV[3] + 1, not incremented, so a copy of this call re-sent after a
 -- reconnect leaves the count as one call would.
-local owner = ARGV[1]
+-- LockScripts puts acquire-free.lua first, then grace.lua, then this file: owner and present come
+-- from acquire-free.lua, which has taken the lock already where it was free and no grace applied.
 
 -- grace.lua's restart grace (LockScripts puts that file before this one) with this script's keys.
 local function serveGrace()
@@ -51,9 +52,6 @@ local function take(queued)
   return {1, -2}
 end
 
--- One EXISTS for the lock and its queue: the uncontended path needs neither, and with both there
--- (the contended path) the lock is known to be taken without a second look.
-local present = redis.call('exists', KEYS[1], KEYS[3])
 local graceLeft = nil
 if present == 0 then
   -- Compared as text: Lua's tonumber costs more than the comparison, on every call.

@@ -32,7 +32,7 @@
 --          (Redlock's); '' otherwise, where every waiter is queued and a release nobody waits
 --          for announces nothing
 -- ARGV[9]  how long the release marker lives, in ms; '': as long as the hold had left of its lease,
---          which the client knows to be at least 15 s and at most a minute (a marker that outlives
+--          which the client knows to be at least 15 s and at most 30 s (a marker that outlives
 --          its need takes memory; one that lapses early reports a re-sent release as a lost hold)
 -- ARGV[10] (only on a Cluster with sharded pub/sub) the lock's shard channel: announcements go out
 --          with SPUBLISH there and on '<ARGV[10]>:<client id>' instead (see announce.lua)

@@ -312,7 +312,7 @@ class RedisFairHandOffTest {
 		assertThat(this.clients.redis().hasKey("distlock:{closing}")).as("freed, not handed to the closed client").isFalse();
 	}
 
-	/** The lock's keys but its owners' release markers, which lapse by themselves (15 s to a minute). */
+	/** The lock's keys but its owners' release markers, which lapse by themselves within 30 s. */
 	private Set<String> lockState(String name) {
 		Set<String> keys = new TreeSet<>(this.clients.redis().keys("distlock:{" + name + "}*"));
 		keys.removeIf(key -> key.startsWith("distlock:{" + name + "}:released:"));
