@@ -50,11 +50,6 @@
 -- fencing.lua (nextToken, for a hand-off's token) and release-handoff.lua after it, whose functions
 -- Lua would otherwise create as closures on every call, the uncontended ones too.
 
--- The attempt that took a hold. Holds handed over by an earlier distlock (a rolling upgrade) name it ':ticket'.
-local function attemptOf(hold)
-  return hold or redis.call('hget', KEYS[1], ':ticket')
-end
-
 local owner = ARGV[1]
 local attempt = ARGV[4]
 local remaining
@@ -75,14 +70,17 @@ if ARGV[3] ~= '' then
     return 2
   end
   if ARGV[3] == 'dequeue' or redis.call('hget', KEYS[1], owner) ~= '1'
-      or attemptOf(redis.call('hget', KEYS[1], ':attempt')) ~= attempt then
+      or (redis.call('hget', KEYS[1], ':attempt') or redis.call('hget', KEYS[1], ':ticket')) ~= attempt then
     return 2
   end
   remaining = 0
 else
   -- One HMGET for the owner's count, the hold's attempt and whether anybody queued.
   local hold = redis.call('hmget', KEYS[1], owner, ':attempt', ':q', ':token')
-  if not hold[1] or (attempt ~= '' and attemptOf(hold[2]) ~= attempt) then
+  -- The attempt that took the hold: holds handed over by an earlier distlock (a rolling upgrade)
+  -- name it ':ticket'. (Written out rather than a function: Lua makes a closure of every function
+  -- definition it runs through, on every call.)
+  if not hold[1] or (attempt ~= '' and (hold[2] or redis.call('hget', KEYS[1], ':ticket')) ~= attempt) then
     if attempt ~= '' then
       -- The attempt whose release the marker keeps: a renamed hold's, or a string (an earlier
       -- version's, or a RENAME-less user's; HMGET refuses it as WRONGTYPE).
