@@ -1,9 +1,11 @@
 package io.distlock.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
@@ -51,6 +53,62 @@ class RedisReleaseMarkerTest {
 		assertThat(this.clients.template().getExpire(marker, TimeUnit.MILLISECONDS)).isGreaterThan(15_000)
 			.isLessThanOrEqualTo(LEASE.toMillis());
 		assertThat(this.clients.template().hasKey("distlock:{renamed}")).isFalse();
+	}
+
+	/**
+	 * Whatever the engine did with a hold (an explicit lease with less than 15 s left, re-entries with
+	 * shorter and longer leases, a hold handed over and released before or after its new holder
+	 * extended it), the marker it leaves lives at least 15 s: the client never vouches for more than
+	 * Redis keeps.
+	 */
+	@Test
+	void everyMarkerTheEngineLeavesLivesAtLeastFifteenSeconds() throws Exception {
+		RedisLockRegistry registry = this.clients.registry(LEASE);
+		DistLock explicit = registry.getLock("m-16");
+		explicit.lock(Duration.ofSeconds(16));
+		// Under 15 s left by the release, whatever the machine's speed: the marker is given 15 s.
+		Thread.sleep(1_200);
+		explicit.unlock();
+		assertMarkerLivesFifteenSeconds("m-16");
+
+		DistLock shorter = registry.getLock("m-reenter-shorter");
+		shorter.lock(Duration.ofSeconds(20));
+		shorter.lock(Duration.ofSeconds(2));
+		shorter.unlock();
+		shorter.unlock();
+		assertMarkerLivesFifteenSeconds("m-reenter-shorter");
+
+		DistLock longer = registry.getLock("m-reenter-longer");
+		longer.lock(Duration.ofSeconds(16));
+		longer.lock(Duration.ofSeconds(25));
+		longer.unlock();
+		longer.unlock();
+		assertMarkerLivesFifteenSeconds("m-reenter-longer");
+
+		for (long holdFor : new long[] { 0, 1_500 }) {
+			String name = "m-handoff-" + holdFor;
+			DistLock first = registry.getLock(name);
+			first.lock();
+			CompletableFuture<Void> second = CompletableFuture.runAsync(() -> {
+				DistLock lock = registry.getLock(name);
+				lock.lock();
+				try {
+					Thread.sleep(holdFor);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+				lock.unlock();
+			});
+			await().atMost(Duration.ofSeconds(10)).until(() -> this.clients.template().hasKey("distlock:{" + name + "}:queue"));
+			first.unlock();
+			second.get(30, TimeUnit.SECONDS);
+			Set<String> markers = this.clients.template().keys("distlock:{" + name + "}:released:*");
+			assertThat(markers).as(name).hasSize(2);
+			for (String marker : markers) {
+				assertThat(this.clients.template().getExpire(marker, TimeUnit.MILLISECONDS)).as(marker).isGreaterThan(14_500);
+			}
+		}
 	}
 
 	@Test
@@ -107,6 +165,13 @@ class RedisReleaseMarkerTest {
 		assertThat(this.clients.template().type("distlock:{earlier}:released:a:1")).isEqualTo(DataType.HASH);
 		assertThat(backend.release(release("earlier", "t-new", 29_000))).as("the copy").isEqualTo(Release.RELEASED);
 		backend.close();
+	}
+
+	private void assertMarkerLivesFifteenSeconds(String name) {
+		Set<String> markers = this.clients.template().keys("distlock:{" + name + "}:released:*");
+		assertThat(markers).as(name).hasSize(1);
+		assertThat(this.clients.template().getExpire(markers.iterator().next(), TimeUnit.MILLISECONDS)).as(name)
+			.isGreaterThan(14_500);
 	}
 
 	private static Acquisition acquire(RedisLockBackend backend, String name, String ticket) {
