@@ -67,14 +67,14 @@ final class RedisLockCalls {
 	 * How long a release marker lives at least: a release that Lettuce re-sends after a reconnect
 	 * finds it within this time (release.lua). Shorter-lived, the copy would report the hold lost.
 	 */
-	static final long MARKER_MIN_MILLIS = 15_000;
+	private static final long MARKER_MIN_MILLIS = 15_000;
 
 	/**
 	 * How long a release marker that keeps its hold's expiry may live at most: the watchdog's default
 	 * lease. One that lives longer only takes memory, one key per owner and name (a renamed hold
 	 * takes about 1.6 times what the attempt id alone did).
 	 */
-	static final long MARKER_MAX_MILLIS = 30_000;
+	private static final long MARKER_MAX_MILLIS = 30_000;
 
 	/** release.lua's ARGV[9] for a marker that keeps what its hold had left of its lease. */
 	private static final byte[] MARKER_KEEPS_LEASE = ScriptArguments.text("");

@@ -7,9 +7,12 @@ local owner = ARGV[1]
 -- (the contended path) the lock is known to be taken without a second look.
 local present = redis.call('exists', KEYS[1], KEYS[3])
 -- Compared as text: Lua's tonumber costs more than the comparison, on every call.
+-- This path repeats two pieces defined further on, which it cannot call without defining them on
+-- every call: startOrServeGrace's test for a grace another client marked on the counter
+-- (grace.lua), and take(false) (acquire.lua). A change to either is a change here too.
 if present == 0 and ARGV[3] == '0' and ARGV[6] == '0' then
-  -- Without a grace of its own the client serves one another client marked on the counter
-  -- (grace.lua's startOrServeGrace); otherwise the lock is this attempt's.
+  -- Without a grace of its own the client serves one another client marked on the counter;
+  -- otherwise the lock is this attempt's.
   local last = redis.call('get', KEYS[2])
   if not last or string.sub(last, 1, 6) ~= 'grace:' then
     if ARGV[4] ~= '' then

@@ -37,7 +37,8 @@ local function serveGrace()
 end
 
 -- Takes the free lock for this attempt; its fencing token is issued when asked for (token.lua).
--- queued: a queue exists, which the hold's release must look in (field ':q').
+-- queued: a queue exists, which the hold's release must look in (field ':q'). acquire-free.lua
+-- repeats take(false) for a client without a grace, before any function is defined.
 local function take(queued)
   if ARGV[4] ~= '' then
     redis.call('hset', KEYS[1], owner, '1', ':attempt', ARGV[4])

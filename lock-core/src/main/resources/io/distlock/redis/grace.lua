@@ -112,6 +112,8 @@ local function startOrServeGrace(counter, lastSaveSeen, replicationIdSeen, grace
   else
     last = redis.call('get', counter)
   end
+  -- acquire-free.lua repeats this test for a client without a grace, before this file's functions
+  -- are defined.
   local marked = last and string.sub(last, 1, 6) == 'grace:'
   if not marked and not graced then
     return nil
