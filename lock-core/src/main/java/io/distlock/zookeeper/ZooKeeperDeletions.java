@@ -236,6 +236,10 @@ final class ZooKeeperDeletions {
 						| KeeperException.NoAuthException refused) {
 					// Either node refused (the place gone already, say), so neither went: the hold's node alone.
 				}
+				catch (KeeperException.SessionExpiredException gone) {
+					// As for the single delete below: the ensemble deletes the session's nodes, both of these.
+					return Deleted.ABSENT;
+				}
 			}
 			try {
 				zk.delete(fullPath, version);

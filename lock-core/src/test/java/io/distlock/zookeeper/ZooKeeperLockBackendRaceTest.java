@@ -334,6 +334,39 @@ class ZooKeeperLockBackendRaceTest {
 	}
 
 	/**
+	 * Defect: a hold taken through the line is released in one transaction with its place; when
+	 * that transaction met the session's expiry, the release threw, where the same expiry met by
+	 * the single delete answers that the hold is gone (the ensemble deletes the session's nodes).
+	 */
+	@Test
+	void aReleaseOfAHoldTakenThroughTheLineThatMeetsTheSessionsExpiryAnswersNotHeld() throws Exception {
+		assertThat(this.theirs.acquire(AcquireRequest.of("m", "owner-2", 0, LONG)).status())
+			.isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(this.mine.acquire(new AcquireRequest("m", "owner-1", 0, LONG, LockBackend.QUEUE_PLACE, "t1")).status())
+			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		assertThat(this.theirs.release(ReleaseRequest.of("m", "owner-2", 1))).isEqualTo(Release.RELEASED);
+		// Through its place, first in line now.
+		Acquisition held = await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20))
+			.until(() -> this.mine.acquire(new AcquireRequest("m", "owner-1", 0, LONG, LockBackend.QUEUE_PLACE, "t1")),
+					acquisition -> acquisition.status() == Acquisition.Status.ACQUIRED);
+		this.mine.hook = (point, name) -> {
+			if (point.equals("delete-checked")) {
+				// The session expires between the release's start and its transaction.
+				this.zk.clients().cutOff(this.mineCurator);
+			}
+		};
+
+		assertThat(this.mine.release(ReleaseRequest.of("m", "owner-1", 1))).isEqualTo(Release.NOT_HELD);
+		this.mine.hook = (point, name) -> {
+		};
+		// The ensemble deletes the expired session's nodes: the lock is free for the other client.
+		Acquisition next = await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
+			.until(() -> this.theirs.acquire(AcquireRequest.of("m", "owner-2", 0, LONG)),
+					acquisition -> acquisition.status() == Acquisition.Status.ACQUIRED);
+		assertThat(next.token()).isGreaterThan(held.token());
+	}
+
+	/**
 	 * Defect: a closed subscription's persistent watch stayed on the server for the session's
 	 * lifetime. A subscription now sets no watch at all: the first waiter's one-shot watch on the
 	 * lock's node is the only one, and it is gone once it fired.
