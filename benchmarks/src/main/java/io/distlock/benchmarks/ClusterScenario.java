@@ -31,6 +31,9 @@ import io.distlock.embedded.RedisServerProcess;
  * contended by two threads of every client. Key {@code k}'s lock (for every library) and its
  * counter are on master {@code k mod N}. A non-atomic GET+SET of the key's Redis counter runs inside; a lost update fails the run for distlock and is reported for a
  * peer.
+ *
+ * <p>With {@code -Dbench.floors=true} a fair lock inside the JVM ({@link Contenders#jvmFloor()}) runs the
+ * same critical sections: its hand-off p99 is what this machine's scheduler alone adds under that load.
  */
 final class ClusterScenario {
 
@@ -120,6 +123,10 @@ final class ClusterScenario {
 		for (RedisLockType type : List.of(RedisLockType.PUB_SUB_LOCK, RedisLockType.SPIN_LOCK)) {
 			String registryKey = Contenders.springRegistryKey(type);
 			libraries.add(new Library(Contenders.springIntegration(connections, type), name -> registryKey + ":" + name));
+		}
+		if (Boolean.getBoolean("bench.floors")) {
+			// Placed as distlock's keys are: only the counters' placement matters, as the lock is in the JVM.
+			libraries.add(new Library(Contenders.jvmFloor(), name -> "bench:{" + name + "}"));
 		}
 		return libraries;
 	}

@@ -180,6 +180,28 @@ final class Contenders {
 				(redis, key) -> new ScriptFloorLock(redis, lock, unlock, "floor:" + key));
 	}
 
+	/**
+	 * Not a peer but a floor: one fair {@link java.util.concurrent.locks.ReentrantLock} per key, shared
+	 * by every client of the run (they are all in this JVM). Its hand-off is a thread waking another,
+	 * with no lock traffic to any server: the shortest hand-off a distributed lock could have on this
+	 * machine under the same critical sections, which still run against Redis. Opt-in:
+	 * {@code -Dbench.floors=true}.
+	 */
+	static Contender jvmFloor() {
+		java.util.concurrent.ConcurrentMap<String, Lock> locks = new java.util.concurrent.ConcurrentHashMap<>();
+		return new Contender() {
+			public String name() {
+				return "floor-jvm";
+			}
+
+			public Client newClient() {
+				return Client.of(key -> locks.computeIfAbsent(key, name -> new java.util.concurrent.locks.ReentrantLock(true)),
+						() -> {
+						});
+			}
+		};
+	}
+
 	/** Reentrant in Redis (a hash of owner to count), otherwise the naive lock. */
 	static final class ScriptFloorLock extends NaiveLock {
 
