@@ -145,6 +145,14 @@ final class ZooKeeperDeletions {
 				}
 				pause();
 			}
+			catch (KeeperException.SessionExpiredException gone) {
+				// Met by any call of the release (the read before a shared hold's delete, say), as the
+				// deletes answer it: the hold is gone with its session. The ensemble deletes the session's
+				// nodes once it expires it (for a handle closed here, up to a session timeout later), and
+				// nobody can take the lock before that.
+				this.holds.forget(hold);
+				return Release.NOT_HELD;
+			}
 			catch (Exception ex) {
 				throw releaseFailed(hold, ex);
 			}
@@ -219,6 +227,7 @@ final class ZooKeeperDeletions {
 			boolean read = unread == null || unread.gone;
 			int version = -1;
 			if (read) {
+				this.connection.hook("delete-reading", path);
 				Stat stat = zk.exists(fullPath, false);
 				if (stat == null || stat.getCzxid() != czxid) {
 					return Deleted.ABSENT;
@@ -237,7 +246,8 @@ final class ZooKeeperDeletions {
 					// Either node refused (the place gone already, say), so neither went: the hold's node alone.
 				}
 				catch (KeeperException.SessionExpiredException gone) {
-					// As for the single delete below: the ensemble deletes the session's nodes, both of these.
+					// As for the single delete below: the ensemble deletes the session's nodes, both of these,
+					// once it expires the session; nobody can take the lock before that.
 					return Deleted.ABSENT;
 				}
 			}

@@ -359,6 +359,11 @@ class ZooKeeperLockBackendRaceTest {
 		assertThat(this.mine.release(ReleaseRequest.of("m", "owner-1", 1))).isEqualTo(Release.NOT_HELD);
 		this.mine.hook = (point, name) -> {
 		};
+		// Until the ensemble expires the session (a session timeout from the cut), the node stands.
+		Stat stat = node("m");
+		if (stat != null) {
+			assertThat(stat.getCzxid()).as("no other node than the hold's").isEqualTo(held.token());
+		}
 		// The ensemble deletes the expired session's nodes: the lock is free for the other client.
 		Acquisition next = await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
 			.until(() -> this.theirs.acquire(AcquireRequest.of("m", "owner-2", 0, LONG)),

@@ -230,6 +230,33 @@ class ZooKeeperSharedHoldsTest {
 	}
 
 	/**
+	 * Defect: a shared hold's release reads its node before it deletes it, and that read, meeting
+	 * the session's expiry, made the release throw, where the delete meeting it answers that the hold
+	 * is gone (so {@code unlock()} reports the hold lost, as it does for the exclusive lock).
+	 */
+	@Test
+	void aSharedReleaseThatMeetsTheSessionsExpiryAnswersNotHeld() throws Exception {
+		// A read hold: every shared kind is released on the same path (ZooKeeperSharedHolds#release).
+		String name = "expires-at-release";
+		assertThat(this.mine.acquire(request(name, HoldKind.READ, "mine:1", "1", QUEUE)).status())
+			.isEqualTo(Acquisition.Status.ACQUIRED);
+		this.mine.hook = (point, lock) -> {
+			if (point.equals("delete-reading")) {
+				// Through the handle the release took, as the session ends: closed before the read.
+				this.clients.cutOff(this.mineCurator);
+			}
+		};
+
+		assertThat(this.mine.release(release(name, HoldKind.READ, "mine:1"))).isEqualTo(Release.NOT_HELD);
+		this.mine.hook = (point, lock) -> {
+		};
+		// The ensemble deletes the expired session's node: another client's writer gets in.
+		await().atMost(Duration.ofSeconds(30))
+			.until(() -> this.theirs.acquire(request(name, HoldKind.WRITE, "theirs:1", "1", Duration.ZERO)).status(),
+					status -> status == Acquisition.Status.ACQUIRED);
+	}
+
+	/**
 	 * The session that made an attempt's node ends (reported lost) and Curator opens a new one while
 	 * the node still stands on the server, waiting for the old session's expiry: the attempt's look at
 	 * the line, through the new session, finds the node in front and takes a hold on it. That hold was
