@@ -146,8 +146,9 @@ final class ZooKeeperDeletions {
 				pause();
 			}
 			catch (KeeperException.SessionExpiredException gone) {
-				// Met by any call of the release (the read before a shared hold's delete, say), as the
-				// deletes answer it: the hold is gone with its session. The ensemble deletes the session's
+				// Met by any call of the release (the read before a shared hold's delete, the transaction
+				// that deletes a hold's node with its place), as the single delete answers it: the hold is
+				// gone with its session. The ensemble deletes the session's
 				// nodes once it expires it (for a handle closed here, up to a session timeout later), and
 				// nobody can take the lock before that.
 				this.holds.forget(hold);
@@ -244,11 +245,6 @@ final class ZooKeeperDeletions {
 				catch (KeeperException.NoNodeException | KeeperException.NotEmptyException | KeeperException.BadVersionException
 						| KeeperException.NoAuthException refused) {
 					// Either node refused (the place gone already, say), so neither went: the hold's node alone.
-				}
-				catch (KeeperException.SessionExpiredException gone) {
-					// As for the single delete below: the ensemble deletes the session's nodes, both of these,
-					// once it expires the session; nobody can take the lock before that.
-					return Deleted.ABSENT;
 				}
 			}
 			try {
