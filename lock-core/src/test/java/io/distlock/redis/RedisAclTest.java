@@ -63,11 +63,32 @@ class RedisAclTest {
 		this.threads.shutdownNow();
 	}
 
+	/** Gives user {@code locks} the rules of {@link #README_ACL}. */
+	private static void setUpDocumentedUser() {
+		setUpUser(README_ACL, false);
+	}
+
+	/**
+	 * Sets user {@code locks} up anew with {@link #README_ACL} less {@code rule}: the list as it was
+	 * before that rule joined it.
+	 */
+	private static void setUpUserWithout(String rule) {
+		assertThat(README_ACL).contains(" " + rule);
+		setUpUser(README_ACL.replace(" " + rule, ""), true);
+	}
+
+	private static void setUpUser(String rules, boolean reset) {
+		List<String> acl = new ArrayList<>(List.of("ACL", "SETUSER", "locks"));
+		if (reset) {
+			acl.add("reset");
+		}
+		acl.addAll(List.of(rules.split(" ")));
+		assertThat(redisServer.server().command(acl.toArray(String[]::new))).isEqualTo("+OK");
+	}
+
 	@Test
 	void theDocumentedAclIsEnoughForContendedLocking() throws Exception {
-		List<String> acl = new ArrayList<>(List.of("ACL", "SETUSER", "locks"));
-		acl.addAll(List.of(README_ACL.split(" ")));
-		assertThat(redisServer.server().command(acl.toArray(String[]::new))).isEqualTo("+OK");
+		setUpDocumentedUser();
 
 		List<RedisLockRegistry> clients = List.of(client(), client());
 		AtomicInteger inside = new AtomicInteger();
@@ -117,9 +138,7 @@ class RedisAclTest {
 	 */
 	@Test
 	void aClosedConnectionWithoutCauseIsExplainedByWhatANewConnectionIsTold() throws Exception {
-		List<String> acl = new ArrayList<>(List.of("ACL", "SETUSER", "locks"));
-		acl.addAll(List.of(README_ACL.split(" ")));
-		assertThat(redisServer.server().command(acl.toArray(String[]::new))).isEqualTo("+OK");
+		setUpDocumentedUser();
 		RedisLockBackend backend = new RedisLockBackend(factory("not-the-password"), "distlock");
 
 		String explained = backend.explain(new RedisConnectionFailureException("Connection closed prematurely"));
@@ -155,9 +174,7 @@ class RedisAclTest {
 	 */
 	@Test
 	void theDocumentedAclLetsTheRestartGraceSeeHowLongTheServerIsUp() throws Exception {
-		List<String> acl = new ArrayList<>(List.of("ACL", "SETUSER", "locks"));
-		acl.addAll(List.of(README_ACL.split(" ")));
-		assertThat(redisServer.server().command(acl.toArray(String[]::new))).isEqualTo("+OK");
+		setUpDocumentedUser();
 		redisServer.server().command("DEL", "distlock:fencing");
 		Duration grace = Duration.ofSeconds(1);
 		org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> redisServer.server()
@@ -176,9 +193,7 @@ class RedisAclTest {
 	 */
 	@Test
 	void aUserWithoutInfoServesTheGraceOnceAndIsNotLockedOut() throws Exception {
-		List<String> acl = new ArrayList<>(List.of("ACL", "SETUSER", "locks", "reset"));
-		acl.addAll(List.of(README_ACL.replace(" +info", "").split(" ")));
-		assertThat(redisServer.server().command(acl.toArray(String[]::new))).isEqualTo("+OK");
+		setUpUserWithout("+info");
 		redisServer.server().command("DEL", "distlock:fencing", "distlock:fencing:lastsave");
 		RedisLockRegistry registry = new RedisLockRegistry(factory("s3cret-for-locks"), "distlock",
 				LockEngineOptions.builder().watchdogTimeout(WATCHDOG).restartGrace(Duration.ofMillis(500)).build());
@@ -198,9 +213,7 @@ class RedisAclTest {
 	 */
 	@Test
 	void aUserOfTheEarlierAclWithoutMgetStillServesTheRestartGraceCheck() throws Exception {
-		List<String> acl = new ArrayList<>(List.of("ACL", "SETUSER", "locks", "reset"));
-		acl.addAll(List.of(README_ACL.replace(" +mget", "").split(" ")));
-		assertThat(redisServer.server().command(acl.toArray(String[]::new))).isEqualTo("+OK");
+		setUpUserWithout("+mget");
 		redisServer.server().command("ACL", "LOG", "RESET");
 		org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> redisServer.server()
 			.query("INFO", "server").matches("(?s).*uptime_in_seconds:([3-9]|\\d\\d+)\\b.*"));
@@ -225,9 +238,7 @@ class RedisAclTest {
 	 */
 	@Test
 	void aUserOfTheEarlierAclWithoutRenameStillReleasesAndMarksTheRelease() throws Exception {
-		List<String> acl = new ArrayList<>(List.of("ACL", "SETUSER", "locks", "reset"));
-		acl.addAll(List.of(README_ACL.replace(" +rename", "").split(" ")));
-		assertThat(redisServer.server().command(acl.toArray(String[]::new))).isEqualTo("+OK");
+		setUpUserWithout("+rename");
 		redisServer.server().command("ACL", "LOG", "RESET");
 		RedisLockRegistry registry = client();
 		DistLock lock = registry.getLock("acl-no-rename");
