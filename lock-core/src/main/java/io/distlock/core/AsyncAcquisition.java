@@ -143,7 +143,7 @@ final class AsyncAcquisition {
 		}
 		catch (RejectedExecutionException closed) {
 			// The registry closed: its backend is gone, and what was queued there lapses by itself. The
-			// future completes elsewhere: this may be a room's lock or a subscriber's thread.
+			// future completes elsewhere: this may be a room's guard or a subscriber's thread.
 			ForkJoinPool.commonPool()
 				.execute(() -> this.result.completeExceptionally(this.closed.exception(this.attempt.name)));
 		}

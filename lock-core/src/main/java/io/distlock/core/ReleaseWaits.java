@@ -64,7 +64,7 @@ final class ReleaseWaits {
 
 	/**
 	 * As {@link #enter(LockId, String, String)}, for a waiter that waits without a thread.
-	 * @param onWake run (under the room's lock, so it must only hand work on) whenever the waiter
+	 * @param onWake run (under the room's guard, so it must only hand work on) whenever the waiter
 	 * would have been woken: a hand-off, its turn to try, the registry closing
 	 */
 	Waiter enter(LockId id, String owner, String ticket, Runnable onWake) {

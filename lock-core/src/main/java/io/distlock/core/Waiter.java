@@ -20,7 +20,7 @@ final class Waiter {
 
 	/**
 	 * The thread that parks for this waiter, or null for one without a thread. It parks holding no
-	 * lock (not on a condition of the room's lock): an Error thrown where it parks (a
+	 * lock (it does not wait on the room's guard): an Error thrown where it parks (a
 	 * StackOverflowError, a tool's) then leaves no lock half-taken, and reaches the caller as itself.
 	 */
 	final Thread thread;
@@ -28,10 +28,10 @@ final class Waiter {
 	/** For a waiter without a thread: what wakes it. */
 	final Runnable onWake;
 
-	/** Set when this waiter, at the head, should try the lock now. Guarded by the room's lock. */
+	/** Set when this waiter, at the head, should try the lock now. Guarded by the room's guard. */
 	boolean mustTry;
 
-	/** The fencing token of a hold handed to this waiter, or null. Guarded by the room's lock. */
+	/** The fencing token of a hold handed to this waiter, or null. Guarded by the room's guard. */
 	Long grantedToken;
 
 	/**
@@ -50,7 +50,7 @@ final class Waiter {
 		this.onWake = onWake;
 	}
 
-	/** Wakes the waiting thread, or hands the wake-up on. Called under the room's lock. */
+	/** Wakes the waiting thread, or hands the wake-up on. Called under the room's guard. */
 	void wake() {
 		if (this.thread != null) {
 			// Unparked after the room's state changed: a waker that comes between the waiter's look
@@ -67,27 +67,19 @@ final class Waiter {
 	 * thread, which comes back here when it is woken or its own timer runs out.
 	 */
 	ReleaseWaits.Turn turnNow() {
-		this.room.lock.lock();
-		try {
+		synchronized (this.room.guard) {
 			if (this.grantedToken != null) {
 				return ReleaseWaits.Turn.GRANTED;
 			}
 			this.mustTry = false;
 			return (this.room.queue.peekFirst() == this) ? ReleaseWaits.Turn.TRY : ReleaseWaits.Turn.WAIT;
 		}
-		finally {
-			this.room.lock.unlock();
-		}
 	}
 
 	/** @return whether something happened that {@link #awaitTurn(long)} would have woken up for */
 	boolean woken() {
-		this.room.lock.lock();
-		try {
+		synchronized (this.room.guard) {
 			return this.mustTry || this.grantedToken != null;
-		}
-		finally {
-			this.room.lock.unlock();
 		}
 	}
 
@@ -102,12 +94,8 @@ final class Waiter {
 
 	/** @return the fencing token of the hold handed to this waiter (valid after {@link ReleaseWaits.Turn#GRANTED}) */
 	long grantedToken() {
-		this.room.lock.lock();
-		try {
+		synchronized (this.room.guard) {
 			return this.grantedToken;
-		}
-		finally {
-			this.room.lock.unlock();
 		}
 	}
 
@@ -118,12 +106,8 @@ final class Waiter {
 
 	/** Forgets a hand-off this waiter did not take up as it was (it confirms it with the backend instead). */
 	void forgetGrant() {
-		this.room.lock.lock();
-		try {
+		synchronized (this.room.guard) {
 			this.grantedToken = null;
-		}
-		finally {
-			this.room.lock.unlock();
 		}
 	}
 

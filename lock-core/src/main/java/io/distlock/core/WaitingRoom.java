@@ -3,7 +3,6 @@ package io.distlock.core;
 import java.util.ArrayDeque;
 import java.util.List;
 import java.util.concurrent.locks.LockSupport;
-import java.util.concurrent.locks.ReentrantLock;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -24,7 +23,14 @@ final class WaitingRoom {
 	/** The lock's name, for messages. */
 	final String name;
 
-	final ReentrantLock lock = new ReentrantLock();
+	/**
+	 * Guards the queue and its waiters' state; held briefly, never while blocking. A monitor rather
+	 * than a {@code ReentrantLock}: waiting for a monitor never parks in Java code, so an Error raised
+	 * where threads park (BlockHound's, on a thread that must not block) cannot fail a waiter's
+	 * leaving half-way, which would keep it in the room for good. On JDK 17 such an Error would also
+	 * leave the lock's own queue with a node nobody wakes.
+	 */
+	final Object guard = new Object();
 
 	final ArrayDeque<Waiter> queue = new ArrayDeque<>();
 
@@ -39,21 +45,16 @@ final class WaitingRoom {
 	}
 
 	Waiter join(LockId id, String owner, String ticket, Thread thread, Runnable onWake) {
-		this.lock.lock();
-		try {
+		synchronized (this.guard) {
 			Waiter waiter = new Waiter(this, id, owner, ticket, thread, onWake);
 			waiter.mustTry = this.queue.isEmpty();
 			this.queue.addLast(waiter);
 			return waiter;
 		}
-		finally {
-			this.lock.unlock();
-		}
 	}
 
 	void remove(Waiter waiter) {
-		this.lock.lock();
-		try {
+		synchronized (this.guard) {
 			boolean wasHead = this.queue.peekFirst() == waiter;
 			this.queue.remove(waiter);
 			Waiter next = this.queue.peekFirst();
@@ -63,46 +64,31 @@ final class WaitingRoom {
 				next.wake();
 			}
 		}
-		finally {
-			this.lock.unlock();
-		}
 	}
 
 	List<Waiter> waiters() {
-		this.lock.lock();
-		try {
+		synchronized (this.guard) {
 			return List.copyOf(this.queue);
-		}
-		finally {
-			this.lock.unlock();
 		}
 	}
 
 	void wakeAll() {
-		this.lock.lock();
-		try {
+		synchronized (this.guard) {
 			for (Waiter waiter : this.queue) {
 				waiter.mustTry = true;
 				waiter.wake();
 			}
 		}
-		finally {
-			this.lock.unlock();
-		}
 	}
 
 	/** A release of the lock was announced: the head tries again. */
 	void signal() {
-		this.lock.lock();
-		try {
+		synchronized (this.guard) {
 			Waiter head = this.queue.peekFirst();
 			if (head != null) {
 				head.mustTry = true;
 				head.wake();
 			}
-		}
-		finally {
-			this.lock.unlock();
 		}
 	}
 
@@ -112,8 +98,7 @@ final class WaitingRoom {
 	 * on its way while the earlier attempt gave up and passed the lock on.
 	 */
 	void grant(String owner, String ticket, long token) {
-		this.lock.lock();
-		try {
+		synchronized (this.guard) {
 			for (Waiter waiter : this.queue) {
 				if (waiter.owner.equals(owner) && waiter.ticket.equals(ticket)) {
 					waiter.grantedToken = token;
@@ -122,9 +107,6 @@ final class WaitingRoom {
 				}
 			}
 			// Gone already: its leaving passes the hold on (LockBackend#leaveQueue).
-		}
-		finally {
-			this.lock.unlock();
 		}
 	}
 
@@ -140,8 +122,7 @@ final class WaitingRoom {
 			if (Thread.interrupted()) {
 				throw new InterruptedException("Interrupted while waiting for lock '" + this.name + "'");
 			}
-			this.lock.lock();
-			try {
+			synchronized (this.guard) {
 				if (waiter.grantedToken != null) {
 					return ReleaseWaits.Turn.GRANTED;
 				}
@@ -150,21 +131,14 @@ final class WaitingRoom {
 					return (this.queue.peekFirst() == waiter) ? ReleaseWaits.Turn.TRY : ReleaseWaits.Turn.WAIT;
 				}
 			}
-			finally {
-				this.lock.unlock();
-			}
 			LockSupport.parkNanos(this, left);
 			left = until - System.nanoTime();
 		}
 	}
 
 	boolean subscribed() {
-		this.lock.lock();
-		try {
+		synchronized (this.guard) {
 			return this.subscription != null;
-		}
-		finally {
-			this.lock.unlock();
 		}
 	}
 
@@ -179,12 +153,8 @@ final class WaitingRoom {
 			log.warn("Could not subscribe to releases of lock '{}'; its waiters poll instead: {}",
 					this.name, ex.toString());
 		}
-		this.lock.lock();
-		try {
+		synchronized (this.guard) {
 			this.subscription = result;
-		}
-		finally {
-			this.lock.unlock();
 		}
 		if (result != null) {
 			// A release announced before the subscription was effective was missed: the head looks.
@@ -207,13 +177,9 @@ final class WaitingRoom {
 
 	void unsubscribe() {
 		AutoCloseable closing;
-		this.lock.lock();
-		try {
+		synchronized (this.guard) {
 			closing = this.subscription;
 			this.subscription = null;
-		}
-		finally {
-			this.lock.unlock();
 		}
 		if (closing != null) {
 			try {

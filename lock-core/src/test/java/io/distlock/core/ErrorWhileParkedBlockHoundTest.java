@@ -5,7 +5,9 @@ import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -57,6 +59,59 @@ class ErrorWhileParkedBlockHoundTest {
 		}
 		finally {
 			engine.close();
+		}
+	}
+
+	/**
+	 * Leaving waits for the room's guard, which another thread may hold (a wake-up runs under it).
+	 * That wait must not park in Java code: an Error raised there would leave the waiter counted in
+	 * its room for good, and on JDK 17 leave the guard's own queue with a node nobody wakes.
+	 */
+	@Test
+	void aWatchedWaiterLeavesItsRoomWhileAnotherThreadIsInsideIt() throws Exception {
+		ReleaseWaits waits = new ReleaseWaits(new HeldElsewhere(), "c1");
+		LockId id = LockId.exclusive("x");
+		AtomicBoolean holdOn = new AtomicBoolean(true);
+		CountDownLatch inside = new CountDownLatch(1);
+		CountDownLatch letGo = new CountDownLatch(1);
+		Waiter busy = waits.enter(id, "c1:1", "a", () -> {
+			// The first wake-up (the subscriber's or the waker's) stays inside the room until let go.
+			if (holdOn.getAndSet(false)) {
+				inside.countDown();
+				awaitQuietly(letGo);
+			}
+		});
+		Waiter leaving = waits.enter(id, "c1:2", "b");
+		new Thread(busy.room::signal, "distlock-test-waker").start();
+		assertThat(inside.await(30, TimeUnit.SECONDS)).isTrue();
+
+		CompletableFuture<Throwable> left = new CompletableFuture<>();
+		Thread watched = new Thread(() -> {
+			try {
+				waits.leave(leaving);
+				left.complete(null);
+			}
+			catch (Throwable ex) {
+				left.complete(ex);
+			}
+		}, WATCHED);
+		watched.start();
+		await().atMost(Duration.ofSeconds(30)).until(() -> left.isDone() || watched.getState() == Thread.State.BLOCKED);
+		letGo.countDown();
+		assertThat(left.get(30, TimeUnit.SECONDS)).isNull();
+		assertThat(waits.waitingThreads()).isEqualTo(1);
+		waits.leave(busy);
+		assertThat(waits.waitingThreads()).isZero();
+		waits.closeAll(waiter -> {
+		});
+	}
+
+	private static void awaitQuietly(CountDownLatch latch) {
+		try {
+			latch.await(30, TimeUnit.SECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
 		}
 	}
 
