@@ -189,6 +189,9 @@ final class ZooKeeperAcquisitions {
 		try {
 			this.deletions.removeNode(this.connection.path(name), owner, nonce -> nonce.startsWith(prefix));
 		}
+		catch (KeeperException.SessionExpiredException gone) {
+			// A node the unanswered create left is the session's: the ensemble deletes it with the session.
+		}
 		catch (Exception ex) {
 			throw this.connection.failure(ex);
 		}

@@ -464,8 +464,12 @@ final class ZooKeeperQueue {
 	}
 
 	private boolean deleteLineNode(String path) throws Exception {
+		return deleteLineNode(this.connection.zooKeeper(), path);
+	}
+
+	private boolean deleteLineNode(ZooKeeper zk, String path) throws Exception {
 		try {
-			this.connection.zooKeeper().delete(this.connection.fullPath(path), -1);
+			zk.delete(this.connection.fullPath(path), -1);
 		}
 		catch (KeeperException.NoNodeException gone) {
 			// Deleted already.
@@ -506,8 +510,12 @@ final class ZooKeeperQueue {
 		try {
 			ZooKeeper zk = this.connection.zooKeeper();
 			if (zk.getSessionId() == place.session()) {
-				deleteLineNode(path);
+				this.connection.hook("leave-checked", name);
+				deleteLineNode(zk, path);
 			}
+		}
+		catch (KeeperException.SessionExpiredException gone) {
+			// The ensemble deletes the place with the session's other nodes: there is nothing left to leave.
 		}
 		catch (Exception ex) {
 			// Retried on the lease thread and on reconnection; the session's end deletes it anyway.

@@ -504,7 +504,9 @@ final class ZooKeeperSharedHolds {
 		String prefix = attemptPrefix(kind, key.ticket());
 		Removal removal = () -> {
 			this.places.remove(key);
-			return removeAttemptNodes(this.connection.zooKeeper(), parent, prefix);
+			ZooKeeper zk = this.connection.zooKeeper();
+			this.connection.hook("leave-checked", name);
+			return removeAttemptNodes(zk, parent, prefix);
 		};
 		if (!passOnHandOff) {
 			this.deletions.removeLater(removal);
@@ -514,6 +516,9 @@ final class ZooKeeperSharedHolds {
 			if (!removal.run()) {
 				this.deletions.removeLater(removal);
 			}
+		}
+		catch (KeeperException.SessionExpiredException gone) {
+			// The ensemble deletes the attempt's nodes with the session's others: there is nothing left to leave.
 		}
 		catch (Exception ex) {
 			if (ex instanceof InterruptedException) {

@@ -372,6 +372,33 @@ class ZooKeeperLockBackendRaceTest {
 	}
 
 	/**
+	 * Defect: a timed wait that ran out just as its session expired threw from leaving the line,
+	 * instead of returning false: its place is the session's, and the ensemble deletes it.
+	 */
+	@Test
+	void leavingTheLineAsTheSessionExpiresLeavesQuietly() throws Exception {
+		assertThat(this.theirs.acquire(AcquireRequest.of("q", "owner-2", 0, LONG)).status())
+			.isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(this.mine.acquire(new AcquireRequest("q", "owner-1", 0, LONG, LockBackend.QUEUE_PLACE, "t1")).status())
+			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		this.mine.hook = (point, name) -> {
+			if (point.equals("leave-checked")) {
+				// Through the handle the leaving took, as the session ends: closed before the delete.
+				this.zk.clients().cutOff(this.mineCurator);
+			}
+		};
+
+		this.mine.leaveQueue("q", "owner-1", "t1", true);
+		this.mine.hook = (point, name) -> {
+		};
+		// The place went with the session: once released, the lock is the other client's again.
+		assertThat(this.theirs.release(ReleaseRequest.of("q", "owner-2", 1))).isEqualTo(Release.RELEASED);
+		await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
+			.until(() -> this.theirs.acquire(new AcquireRequest("q", "owner-2", 0, LONG, LockBackend.QUEUE_PLACE, "t2")),
+					acquisition -> acquisition.status() == Acquisition.Status.ACQUIRED);
+	}
+
+	/**
 	 * Defect: a closed subscription's persistent watch stayed on the server for the session's
 	 * lifetime. A subscription now sets no watch at all: the first waiter's one-shot watch on the
 	 * lock's node is the only one, and it is gone once it fired.

@@ -257,6 +257,34 @@ class ZooKeeperSharedHoldsTest {
 	}
 
 	/**
+	 * Defect: a waiting read whose time ran out just as its session expired threw from leaving the
+	 * line, instead of returning false: its node is the session's, and the ensemble deletes it.
+	 */
+	@Test
+	void leavingTheLineAsTheSessionExpiresLeavesQuietly() throws Exception {
+		String name = "expires-at-leave";
+		assertThat(this.theirs.acquire(request(name, HoldKind.WRITE, "theirs:1", "1", QUEUE)).status())
+			.isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(this.mine.acquire(request(name, HoldKind.READ, "mine:1", "1", QUEUE)).status())
+			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		this.mine.hook = (point, lock) -> {
+			if (point.equals("leave-checked")) {
+				// Through the handle the leaving took, as the session ends: closed before the line is read.
+				this.clients.cutOff(this.mineCurator);
+			}
+		};
+
+		this.mine.leaveQueue(name, HoldKind.READ, "mine:1", "1", true);
+		this.mine.hook = (point, lock) -> {
+		};
+		// The read's node went with the session: another writer of theirs gets in after the first.
+		assertThat(this.theirs.release(release(name, HoldKind.WRITE, "theirs:1"))).isEqualTo(Release.RELEASED);
+		await().atMost(Duration.ofSeconds(30))
+			.until(() -> this.theirs.acquire(request(name, HoldKind.WRITE, "theirs:2", "2", Duration.ZERO)).status(),
+					status -> status == Acquisition.Status.ACQUIRED);
+	}
+
+	/**
 	 * The session that made an attempt's node ends (reported lost) and Curator opens a new one while
 	 * the node still stands on the server, waiting for the old session's expiry: the attempt's look at
 	 * the line, through the new session, finds the node in front and takes a hold on it. That hold was
