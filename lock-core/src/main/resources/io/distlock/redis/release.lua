@@ -11,7 +11,7 @@
 -- KEYS[5]  this owner's release marker: the hold it last released, renamed (its field ':attempt', or
 --          ':ticket', names the attempt), kept for what the hold had left of its lease or for ARGV[9]
 --          ms; or, for a user whose ACL predates RENAME in docs/redis.md's list, the attempt id as a
---          string, kept ARGV[9] ms or 15 s
+--          string, kept as long
 -- ARGV[1]  owner id
 -- ARGV[2]  the hold count the owner has before this release
 -- ARGV[3]  '' to release; 'leave': attempt ARGV[4] gives up waiting: it leaves the queue, and a
@@ -113,9 +113,11 @@ elseif not redis.pcall('rename', KEYS[1], KEYS[5]).err then
     redis.call('pexpire', KEYS[5], ARGV[9])
   end
 else
-  -- A user whose ACL predates RENAME in docs/redis.md's list (NOPERM): as before it was used.
+  -- A user whose ACL predates RENAME in docs/redis.md's list (NOPERM): as before it was used, with
+  -- the life the renamed hold would have had.
+  local life = (ARGV[9] ~= '') and ARGV[9] or redis.call('pttl', KEYS[1])
   redis.call('del', KEYS[1])
-  redis.call('set', KEYS[5], attempt, 'px', (ARGV[9] ~= '') and ARGV[9] or '15000')
+  redis.call('set', KEYS[5], attempt, 'px', life)
 end
 if not queued and ARGV[8] ~= '1' then
   -- Nobody queued since the lock was taken: nothing to hand on, nobody to tell.

@@ -248,6 +248,19 @@ class RedisAclTest {
 		}
 		assertThat(redisServer.server().query("ACL", "LOG")).as("the release tried RENAME, was refused and fell back")
 			.contains("rename");
+		// With the watchdog's default lease the client vouches for what the hold has left (15 to 30 s):
+		// the marker keeps it, as the renamed hold would.
+		RedisLockRegistry defaults = new RedisLockRegistry(factory("s3cret-for-locks"), "distlock",
+				LockEngineOptions.builder().watchdogTimeout(Duration.ofSeconds(30)).build());
+		this.opened.add(defaults);
+		DistLock kept = defaults.getLock("acl-no-rename-kept");
+		kept.lock();
+		kept.unlock();
+		String marker = redisServer.server().query("KEYS", "distlock:{acl-no-rename-kept}:released:*").strip();
+		assertThat(redisServer.server().query("TYPE", marker)).isEqualTo("string");
+		assertThat(Long.parseLong(redisServer.server().query("PTTL", marker).strip())).as("the marker's life")
+			.isGreaterThan(15_000)
+			.isLessThanOrEqualTo(30_000);
 		RedisLockBackend backend = new RedisLockBackend(factory("s3cret-for-locks"), "distlock");
 		this.opened.add(backend::close);
 		assertThat(backend.acquire(new AcquireRequest("acl-copy", "a:1", 0, WATCHDOG, Duration.ZERO, "t-1")).status())
