@@ -5,9 +5,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedTransferQueue;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
@@ -37,19 +38,23 @@ final class ReleaseWaits {
 
 	/**
 	 * Subscribes and unsubscribes, one at a time and in the order asked: a SUBSCRIBE can stall for the
-	 * connection's command timeout, and no waiting thread may be held past its deadline by it.
+	 * connection's command timeout, and no waiting thread may be held past its deadline by it. Its
+	 * thread is started up front and its queue takes tasks without a lock, so handing it a task never
+	 * parks the waiting thread: an Error raised where that thread parked (BlockHound's) would stop the
+	 * hand-off half-way, and the subscriber would sleep through every task after it.
 	 */
-	private final ExecutorService subscriptions;
+	private final ThreadPoolExecutor subscriptions;
 
 	ReleaseWaits(LockBackend backend, String clientId) {
 		this.backend = backend;
 		this.clientId = clientId;
 		this.ownOwnerPrefix = clientId + ":";
-		this.subscriptions = Executors.newSingleThreadExecutor(runnable -> {
+		this.subscriptions = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedTransferQueue<>(), runnable -> {
 			Thread thread = new Thread(runnable, "distlock-subscriber-" + clientId.substring(0, Math.min(8, clientId.length())));
 			thread.setDaemon(true);
 			return thread;
 		});
+		this.subscriptions.prestartCoreThread();
 	}
 
 	/**

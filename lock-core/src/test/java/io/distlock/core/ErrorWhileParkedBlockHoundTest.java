@@ -96,7 +96,7 @@ class ErrorWhileParkedBlockHoundTest {
 			}
 		}, WATCHED);
 		watched.start();
-		await().atMost(Duration.ofSeconds(30)).until(() -> left.isDone() || watched.getState() == Thread.State.BLOCKED);
+		await().atMost(Duration.ofSeconds(30)).until(() -> left.isDone() || blockedIn(watched, "remove"));
 		letGo.countDown();
 		assertThat(left.get(30, TimeUnit.SECONDS)).isNull();
 		assertThat(waits.waitingThreads()).isEqualTo(1);
@@ -104,6 +104,40 @@ class ErrorWhileParkedBlockHoundTest {
 		assertThat(waits.waitingThreads()).isZero();
 		waits.closeAll(waiter -> {
 		});
+	}
+
+	/**
+	 * Entering and leaving hand the room's subscribing and unsubscribing to the subscriber's thread;
+	 * that hand-off must never park the waiting thread either (a thread that may not block, such as
+	 * an event loop, waits through the async API's callbacks, which enter and leave rooms).
+	 */
+	@Test
+	void aWatchedThreadEntersAndLeavesRoomsWithoutParking() throws Exception {
+		ReleaseWaits waits = new ReleaseWaits(new HeldElsewhere(), "c1");
+		CompletableFuture<Throwable> done = new CompletableFuture<>();
+		Thread watched = new Thread(() -> {
+			try {
+				for (int i = 0; i < 5_000; i++) {
+					waits.leave(waits.enter(LockId.exclusive("x" + (i % 4)), "c1:1", "t" + i, () -> {
+					}));
+				}
+				done.complete(null);
+			}
+			catch (Throwable ex) {
+				done.complete(ex);
+			}
+		}, WATCHED);
+		watched.start();
+		assertThat(done.get(60, TimeUnit.SECONDS)).isNull();
+		assertThat(waits.waitingThreads()).isZero();
+		waits.closeAll(waiter -> {
+		});
+	}
+
+	/** @return whether {@code thread} waits for a room's guard in {@code WaitingRoom.<method>} */
+	private static boolean blockedIn(Thread thread, String method) {
+		return thread.getState() == Thread.State.BLOCKED && java.util.Arrays.stream(thread.getStackTrace())
+			.anyMatch(frame -> frame.getClassName().equals(WaitingRoom.class.getName()) && frame.getMethodName().equals(method));
 	}
 
 	private static void awaitQuietly(CountDownLatch latch) {
