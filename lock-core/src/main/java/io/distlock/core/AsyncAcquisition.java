@@ -7,7 +7,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -55,8 +54,6 @@ final class AsyncAcquisition {
 
 	private final DeadlineGuard deadlines;
 
-	private final ExecutorService calls;
-
 	private final EngineWorkHold.Parts workHolds;
 
 	private final Attempt attempt;
@@ -78,7 +75,7 @@ final class AsyncAcquisition {
 
 	private final CompletableFuture<Optional<WorkHold>> result = new CompletableFuture<>();
 
-	private final AtomicInteger wakeUps = new AtomicInteger();
+	private final StepRunner steps;
 
 	private Waiter waiter;
 
@@ -108,7 +105,6 @@ final class AsyncAcquisition {
 		this.waits = parts.waits();
 		this.holds = parts.holds();
 		this.deadlines = parts.deadlines();
-		this.calls = parts.calls();
 		this.workHolds = parts.workHolds();
 		this.attempt = attempt;
 		this.wait = wait;
@@ -119,6 +115,11 @@ final class AsyncAcquisition {
 		this.callDeadline = now + Math.max(waitNanos, EngineTiming.MIN_ATTEMPT_NANOS) + EngineTiming.DEADLINE_GRACE_NANOS;
 		this.origin = LockOrigin.current();
 		this.logicalName = LockOrigin.currentLockName();
+		// A closed registry refuses the steps: its backend is gone, and what was queued there lapses by
+		// itself. The future completes elsewhere: the refused ask may come under a room's guard or on a
+		// subscriber's thread.
+		this.steps = new StepRunner(parts.calls(), this.deadlines, this::runStep, () -> ForkJoinPool.commonPool()
+			.execute(() -> this.result.completeExceptionally(this.closed.exception(this.attempt.name))));
 	}
 
 	/**
@@ -129,57 +130,50 @@ final class AsyncAcquisition {
 	CompletableFuture<Optional<WorkHold>> start() {
 		// A cancel (or any completion by the caller) wakes the steps, which then clean up.
 		this.result.whenComplete((hold, error) -> wake());
-		wake();
+		try {
+			wake();
+		}
+		catch (RuntimeException | Error ex) {
+			// The caller gets this instead of the future: a step handed on all the same finds the
+			// acquisition over, and takes nothing.
+			this.result.completeExceptionally(ex);
+			throw ex;
+		}
 		return this.result;
 	}
 
 	/** Asks for a step; never runs one on the calling thread and never blocks. */
 	private void wake() {
-		if (this.wakeUps.getAndIncrement() != 0) {
-			return;
-		}
-		try {
-			this.calls.execute(this::drain);
-		}
-		catch (RejectedExecutionException closed) {
-			// The registry closed: its backend is gone, and what was queued there lapses by itself. The
-			// future completes elsewhere: this may be a room's guard or a subscriber's thread.
-			ForkJoinPool.commonPool()
-				.execute(() -> this.result.completeExceptionally(this.closed.exception(this.attempt.name)));
-		}
+		this.steps.ask();
 	}
 
-	private void drain() {
-		int missed = 1;
-		do {
-			// A pool thread carries no interrupt of an earlier task into this one.
-			Thread.interrupted();
-			Outcome outcome;
+	/** One step and how it ends the acquisition, if it does: run by {@link #steps}. */
+	private void runStep() {
+		// A pool thread carries no interrupt of an earlier task into this one.
+		Thread.interrupted();
+		Outcome outcome;
+		try {
+			outcome = (this.origin != null || this.logicalName != null)
+					? LockOrigin.during(this.logicalName, this.origin, this::step) : step();
+		}
+		catch (RuntimeException | Error ex) {
+			// Thrown outside the step's own handling (an Error where it arms or disarms its
+			// deadline, a timer refused by a closing registry): the wait still ends, cleaned up,
+			// with the caller answered, and a hold the step had won already is given back.
+			outcome = this.finished ? null : new Outcome(false, (ex instanceof RejectedExecutionException && this.closed.isClosed())
+					? this.closed.exception(this.attempt.name) : ex);
+			giveBackIfWon();
+		}
+		if (outcome != null) {
 			try {
-				outcome = (this.origin != null || this.logicalName != null)
-						? LockOrigin.during(this.logicalName, this.origin, this::step) : step();
+				settle(outcome);
 			}
 			catch (RuntimeException | Error ex) {
-				// Thrown outside the step's own handling (an Error where it arms or disarms its
-				// deadline, a timer refused by a closing registry): the wait still ends, cleaned up,
-				// with the caller answered, and a hold the step had won already is given back.
-				outcome = this.finished ? null : new Outcome(false, (ex instanceof RejectedExecutionException && this.closed.isClosed())
-						? this.closed.exception(this.attempt.name) : ex);
-				giveBackIfWon();
+				// Whatever happens on the way out, the caller is answered.
+				this.finished = true;
+				this.result.completeExceptionally(ex);
 			}
-			if (outcome != null) {
-				try {
-					settle(outcome);
-				}
-				catch (RuntimeException | Error ex) {
-					// Whatever happens on the way out, the caller is answered.
-					this.finished = true;
-					this.result.completeExceptionally(ex);
-				}
-			}
-			missed = this.wakeUps.addAndGet(-missed);
 		}
-		while (missed != 0);
 	}
 
 	/** How a step ended the acquisition. */

@@ -1,0 +1,103 @@
+package io.distlock.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Unit-level edges of how the steps of a wait without a thread are handed to the engine's pool: a
+ * hand-off that throws on the asking thread is made by the timer, and asks during a run add one
+ * run, never a second runner.
+ */
+class StepRunnerTest {
+
+	private final ExecutorService pool = Executors.newFixedThreadPool(2);
+
+	private final DeadlineGuard timer = new DeadlineGuard("step-runner-test");
+
+	@AfterEach
+	void close() {
+		this.pool.shutdownNow();
+		this.timer.close();
+	}
+
+	/**
+	 * Defect: the asking thread raised the count, then the pool threw where that thread would have
+	 * parked (BlockHound's Error on an event loop); no run was on its way, and every later ask, a
+	 * cancel's included, returned at once, so the wait never ended.
+	 */
+	@Test
+	void anAskWhoseHandOffThrowsIsRunByTheTimerAndLaterAsksStillRun() throws Exception {
+		AtomicBoolean throwOnce = new AtomicBoolean(true);
+		Semaphore runs = new Semaphore(0);
+		StepRunner steps = new StepRunner(task -> {
+			if (throwOnce.getAndSet(false)) {
+				throw new AssertionError("parked where it may not");
+			}
+			this.pool.execute(task);
+		}, this.timer, runs::release, () -> {
+		});
+
+		assertThatThrownBy(steps::ask).isInstanceOf(AssertionError.class).hasMessage("parked where it may not");
+		assertThat(runs.tryAcquire(30, TimeUnit.SECONDS)).as("the timer handed the run on").isTrue();
+		steps.ask();
+		assertThat(runs.tryAcquire(30, TimeUnit.SECONDS)).as("a later ask runs").isTrue();
+	}
+
+	@Test
+	void asksDuringARunAddOneRunAndNeverASecondRunner() throws Exception {
+		CountDownLatch inFirstRun = new CountDownLatch(1);
+		CountDownLatch finishFirstRun = new CountDownLatch(1);
+		AtomicInteger running = new AtomicInteger();
+		AtomicInteger overlaps = new AtomicInteger();
+		Semaphore runs = new Semaphore(0);
+		StepRunner steps = new StepRunner(this.pool, this.timer, () -> {
+			if (running.incrementAndGet() > 1) {
+				overlaps.incrementAndGet();
+			}
+			inFirstRun.countDown();
+			try {
+				finishFirstRun.await(30, TimeUnit.SECONDS);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+			running.decrementAndGet();
+			runs.release();
+		}, () -> {
+		});
+
+		steps.ask();
+		assertThat(inFirstRun.await(30, TimeUnit.SECONDS)).isTrue();
+		steps.ask();
+		steps.ask();
+		finishFirstRun.countDown();
+		assertThat(runs.tryAcquire(2, 30, TimeUnit.SECONDS)).as("the first run and one more").isTrue();
+		// Had the two asks started runs of their own, they would show by now.
+		steps.ask();
+		assertThat(runs.tryAcquire(30, TimeUnit.SECONDS)).isTrue();
+		assertThat(runs.availablePermits()).isZero();
+		assertThat(overlaps).hasValue(0);
+	}
+
+	@Test
+	void aRefusedRunIsAnsweredInstead() throws Exception {
+		CountDownLatch refused = new CountDownLatch(1);
+		this.pool.shutdown();
+		StepRunner steps = new StepRunner(this.pool, this.timer, () -> {
+		}, refused::countDown);
+		steps.ask();
+		assertThat(refused.await(30, TimeUnit.SECONDS)).isTrue();
+	}
+
+}
