@@ -134,8 +134,8 @@ final class AsyncAcquisition {
 			wake();
 		}
 		catch (RuntimeException | Error ex) {
-			// The caller gets this instead of the future: a step handed on all the same finds the
-			// acquisition over, and takes nothing.
+			// No step is on its way (the pool and the timer both refused): the caller gets this instead
+			// of the future, which ends here with it.
 			this.result.completeExceptionally(ex);
 			throw ex;
 		}

@@ -1,5 +1,6 @@
 package io.distlock.core;
 
+import java.lang.ref.Cleaner;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -10,6 +11,9 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Where this client's threads wait for locks. One room per lock name that has waiters, holding them
@@ -23,6 +27,15 @@ import java.util.function.Consumer;
  * million different names over time leaves nothing behind.
  */
 final class ReleaseWaits {
+
+	private static final Logger log = LoggerFactory.getLogger(ReleaseWaits.class);
+
+	/** Stops the subscriber thread of a registry that was never closed, once it is unreachable. */
+	private static final Cleaner CLEANER = Cleaner.create(runnable -> {
+		Thread thread = new Thread(runnable, "distlock-waits-cleaner");
+		thread.setDaemon(true);
+		return thread;
+	});
 
 	private final LockBackend backend;
 
@@ -55,6 +68,9 @@ final class ReleaseWaits {
 			return thread;
 		});
 		this.subscriptions.prestartCoreThread();
+		// A registry never closed must not leave the thread behind (a thread started on demand by
+		// Executors' single-thread executor would also have ended once the executor was unreachable).
+		CLEANER.register(this, this.subscriptions::shutdownNow);
 	}
 
 	/**
@@ -107,20 +123,37 @@ final class ReleaseWaits {
 	/** Leaves the queue; the next waiter gets its turn, and the last one out unsubscribes. */
 	void leave(Waiter waiter) {
 		WaitingRoom room = waiter.room;
-		room.remove(waiter);
-		synchronized (this.rooms) {
-			if (--room.members > 0) {
-				return;
-			}
-			this.rooms.remove(room.key, room);
+		try {
+			room.remove(waiter);
 		}
-		// Queued behind the room's SUBSCRIBE, so it never overtakes it.
-		inBackground(room::unsubscribe);
+		finally {
+			// Counted out even if waking the next waiter failed: else the room stayed for good.
+			boolean last;
+			synchronized (this.rooms) {
+				last = --room.members == 0;
+				if (last) {
+					this.rooms.remove(room.key, room);
+				}
+			}
+			if (last) {
+				// Queued behind the room's SUBSCRIBE, so it never overtakes it.
+				inBackground(room::unsubscribe);
+			}
+		}
 	}
 
 	private void inBackground(Runnable task) {
 		try {
-			this.subscriptions.execute(task);
+			this.subscriptions.execute(() -> {
+				try {
+					task.run();
+				}
+				catch (RuntimeException | Error ex) {
+					// The thread must live on: a new one would be started on the thread that next hands a
+					// task on, which may not park, and would run that task ahead of those already queued.
+					log.warn("A subscription task of the lock waits failed", ex);
+				}
+			});
 		}
 		catch (RejectedExecutionException closed) {
 			// The registry closed: its subscriber is gone, and its waiters poll until they find it closed.
@@ -177,11 +210,15 @@ final class ReleaseWaits {
 		synchronized (this.rooms) {
 			open = new ArrayList<>(this.rooms.values());
 		}
-		for (WaitingRoom room : open) {
-			room.waiters().forEach(dequeue);
-			room.wakeAll();
+		try {
+			for (WaitingRoom room : open) {
+				room.waiters().forEach(dequeue);
+				room.wakeAll();
+			}
 		}
-		this.subscriptions.shutdownNow();
+		finally {
+			this.subscriptions.shutdownNow();
+		}
 	}
 
 	/** @return how many lock names have waiters now */

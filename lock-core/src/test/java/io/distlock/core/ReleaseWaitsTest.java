@@ -1,6 +1,7 @@
 package io.distlock.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
@@ -50,6 +51,22 @@ class ReleaseWaitsTest {
 		assertThat(head.awaitTurn(TimeUnit.MILLISECONDS.toNanos(50))).isNotEqualTo(ReleaseWaits.Turn.GRANTED);
 		this.waits.leave(second);
 		this.waits.leave(head);
+		assertThat(this.waits.size()).isZero();
+	}
+
+	/**
+	 * Defect: leaving wakes the next waiter before it counts the leaver out; a wake-up that threw
+	 * left the room counting it for good (and never unsubscribed).
+	 */
+	@Test
+	void aWaiterLeavesEvenWhenWakingTheNextOneFails() {
+		Waiter head = this.waits.enter(LockId.exclusive("failing"), "client:1", "a");
+		Waiter next = this.waits.enter(LockId.exclusive("failing"), "client:2", "b", () -> {
+			throw new IllegalStateException("could not wake");
+		});
+		assertThatThrownBy(() -> this.waits.leave(head)).hasMessage("could not wake");
+		assertThat(this.waits.waitingThreads()).isEqualTo(1);
+		this.waits.leave(next);
 		assertThat(this.waits.size()).isZero();
 	}
 

@@ -48,10 +48,49 @@ class StepRunnerTest {
 		}, this.timer, runs::release, () -> {
 		});
 
-		assertThatThrownBy(steps::ask).isInstanceOf(AssertionError.class).hasMessage("parked where it may not");
+		// The asker (a room waking its waiters one after the other) goes on: the timer hands the run on.
+		steps.ask();
 		assertThat(runs.tryAcquire(30, TimeUnit.SECONDS)).as("the timer handed the run on").isTrue();
 		steps.ask();
 		assertThat(runs.tryAcquire(30, TimeUnit.SECONDS)).as("a later ask runs").isTrue();
+	}
+
+	/** A pool may queue the task and throw after (a fork-join pool that fails to start a worker). */
+	@Test
+	void aRunThePoolQueuedBeforeItThrewRunsOnceThoughTheTimerHandsItOnAgain() throws Exception {
+		AtomicBoolean throwOnce = new AtomicBoolean(true);
+		CountDownLatch handedOnTwice = new CountDownLatch(2);
+		Semaphore runs = new Semaphore(0);
+		StepRunner steps = new StepRunner(task -> {
+			this.pool.execute(() -> {
+				// Both hand-offs are in before either runs.
+				handedOnTwice.countDown();
+				awaitQuietly(handedOnTwice);
+				task.run();
+			});
+			if (throwOnce.getAndSet(false)) {
+				throw new AssertionError("queued, then failed");
+			}
+		}, this.timer, runs::release, () -> {
+		});
+
+		steps.ask();
+		assertThat(runs.tryAcquire(30, TimeUnit.SECONDS)).isTrue();
+		steps.ask();
+		assertThat(runs.tryAcquire(30, TimeUnit.SECONDS)).as("a later ask runs").isTrue();
+		assertThat(runs.availablePermits()).as("no second run of the first hand-off").isZero();
+	}
+
+	@Test
+	void anAskNeitherThePoolNorTheTimerCouldHandOnThrows() {
+		this.timer.close();
+		StepRunner steps = new StepRunner(task -> {
+			throw new AssertionError("parked where it may not");
+		}, this.timer, () -> {
+		}, () -> {
+		});
+		assertThatThrownBy(steps::ask).isInstanceOf(AssertionError.class)
+			.satisfies(thrown -> assertThat(thrown.getSuppressed()).hasSize(1));
 	}
 
 	@Test
@@ -98,6 +137,15 @@ class StepRunnerTest {
 		}, refused::countDown);
 		steps.ask();
 		assertThat(refused.await(30, TimeUnit.SECONDS)).isTrue();
+	}
+
+	private static void awaitQuietly(CountDownLatch latch) {
+		try {
+			latch.await(30, TimeUnit.SECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
 	}
 
 }
