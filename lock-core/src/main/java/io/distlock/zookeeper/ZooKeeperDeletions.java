@@ -311,6 +311,7 @@ final class ZooKeeperDeletions {
 		Stat stat = new Stat();
 		byte[] data;
 		try {
+			this.connection.hook("remove-reading", path);
 			data = zk.getData(this.connection.fullPath(path), false, stat);
 		}
 		catch (KeeperException.NoNodeException free) {

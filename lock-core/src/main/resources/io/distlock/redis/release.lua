@@ -114,8 +114,11 @@ elseif not redis.pcall('rename', KEYS[1], KEYS[5]).err then
   end
 else
   -- A user whose ACL predates RENAME in docs/redis.md's list (NOPERM): as before it was used, with
-  -- the life the renamed hold would have had.
-  local life = (ARGV[9] ~= '') and ARGV[9] or redis.call('pttl', KEYS[1])
+  -- the life the renamed hold would have had; SET refuses 0, which a hold in its last millisecond has.
+  local life = ARGV[9]
+  if life == '' then
+    life = math.max(redis.call('pttl', KEYS[1]), 1)
+  end
   redis.call('del', KEYS[1])
   redis.call('set', KEYS[5], attempt, 'px', life)
 end
