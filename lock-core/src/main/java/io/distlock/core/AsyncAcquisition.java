@@ -130,15 +130,7 @@ final class AsyncAcquisition {
 	CompletableFuture<Optional<WorkHold>> start() {
 		// A cancel (or any completion by the caller) wakes the steps, which then clean up.
 		this.result.whenComplete((hold, error) -> wake());
-		try {
-			wake();
-		}
-		catch (RuntimeException | Error ex) {
-			// No step is on its way (the pool and the timer both refused): the caller gets this instead
-			// of the future, which ends here with it.
-			this.result.completeExceptionally(ex);
-			throw ex;
-		}
+		wake();
 		return this.result;
 	}
 

@@ -4,6 +4,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -19,6 +20,9 @@ final class StepRunner {
 
 	/** Asks not yet answered by a run; the ask that raises it from 0 hands a run on. */
 	private final AtomicInteger asks = new AtomicInteger();
+
+	/** A run neither the asking thread nor the timer could hand on; the next ask hands it on again. */
+	private final AtomicReference<Run> stranded = new AtomicReference<>();
 
 	private final Executor pool;
 
@@ -42,14 +46,21 @@ final class StepRunner {
 	}
 
 	/**
-	 * Asks for a step; never runs one on the calling thread. Throws only if neither the calling
-	 * thread nor the timer could hand a run on.
+	 * Asks for a step; never runs one on the calling thread, and never throws: the asker may be a room
+	 * waking its waiters one after the other, or a cancel.
 	 */
 	void ask() {
 		if (this.asks.getAndIncrement() != 0) {
+			Run again = this.stranded.getAndSet(null);
+			if (again != null) {
+				handOnOrStrand(again);
+			}
 			return;
 		}
-		Run run = new Run();
+		handOnOrStrand(new Run());
+	}
+
+	private void handOnOrStrand(Run run) {
 		try {
 			handOn(run);
 		}
@@ -57,14 +68,13 @@ final class StepRunner {
 			// Raised where this thread would have parked: a fork-join pool (JDK 21+) may park a thread
 			// that submits, and BlockHound throws there on an event loop. The timer's thread hands the
 			// run on instead; else the count stayed raised with no run on its way, and every later ask,
-			// a cancel's included, would be lost. The asker (a room waking its waiters one after the
-			// other, say) goes on as if the hand-off had worked, which it will have.
+			// a cancel's included, would be lost.
 			try {
-				this.timer.schedule(() -> handOnFromTimer(run, ex), 1);
+				this.timer.schedule(() -> handOnFromTimer(run), 1);
 			}
 			catch (RuntimeException | Error timerFailed) {
 				ex.addSuppressed(timerFailed);
-				throw ex;
+				strand(run, ex);
 			}
 		}
 	}
@@ -78,15 +88,23 @@ final class StepRunner {
 		}
 	}
 
-	private void handOnFromTimer(Run run, Throwable first) {
+	private void handOnFromTimer(Run run) {
+		if (run.taken.get()) {
+			// The pool had queued it after all, before it threw.
+			return;
+		}
 		try {
 			handOn(run);
 		}
 		catch (RuntimeException | Error ex) {
-			ex.addSuppressed(first);
-			log.warn("A step of a lock wait without a thread could not be handed to the registry's pool; the wait"
-					+ " ends at its deadline or when cancelled", ex);
+			strand(run, ex);
 		}
+	}
+
+	private void strand(Run run, Throwable why) {
+		this.stranded.set(run);
+		log.warn("A step of a lock wait without a thread could not be handed to the registry's pool; the wait goes"
+				+ " on at its next wake-up or cancel", why);
 	}
 
 	/**
@@ -105,7 +123,13 @@ final class StepRunner {
 			}
 			int missed = 1;
 			do {
-				StepRunner.this.step.run();
+				try {
+					StepRunner.this.step.run();
+				}
+				catch (RuntimeException | Error ex) {
+					// Counted down all the same, or no ask after it would ever run a step again.
+					log.warn("A step of a lock wait without a thread failed", ex);
+				}
 				missed = StepRunner.this.asks.addAndGet(-missed);
 			}
 			while (missed != 0);

@@ -70,13 +70,43 @@ class ReleaseWaitsTest {
 		assertThat(this.waits.size()).isZero();
 	}
 
+	/**
+	 * A subscribing that fails with an Error leaves the subscriber's thread in place: a new one would
+	 * be started on the thread that next enters a room, and run that room's task ahead of those queued.
+	 */
+	@Test
+	void theSubscribersThreadOutlivesASubscribingThatFailed() {
+		List<Thread> subscribers = new java.util.concurrent.CopyOnWriteArrayList<>();
+		ReleaseWaits failingFirst = new ReleaseWaits(new SubscribingStub() {
+			@Override
+			public AutoCloseable subscribe(String name, String clientId, Consumer<LockNotice> onRelease) {
+				subscribers.add(Thread.currentThread());
+				if (subscribers.size() == 1) {
+					throw new AssertionError("subscribing failed");
+				}
+				return () -> {
+				};
+			}
+		}, "client");
+		try {
+			failingFirst.leave(failingFirst.enter(LockId.exclusive("first"), "client:1", "a"));
+			failingFirst.leave(failingFirst.enter(LockId.exclusive("second"), "client:1", "b"));
+			await().atMost(Duration.ofSeconds(30)).until(() -> subscribers.size() == 2);
+			assertThat(subscribers.get(1)).as("the same thread").isSameAs(subscribers.get(0));
+		}
+		finally {
+			failingFirst.closeAll(waiter -> {
+			});
+		}
+	}
+
 	/** The room subscribes in the background: its messages flow once that is done. */
 	private Consumer<LockNotice> messages() {
 		return await().atMost(Duration.ofSeconds(5)).until(this.messages::get, Objects::nonNull);
 	}
 
 	/** Only what {@link ReleaseWaits} uses: the subscription. */
-	private final class SubscribingStub implements LockBackend {
+	private class SubscribingStub implements LockBackend {
 
 		@Override
 		public AutoCloseable subscribe(String name, String clientId, Consumer<LockNotice> onRelease) {
