@@ -18,6 +18,9 @@ final class StepRunner {
 
 	private static final Logger log = LoggerFactory.getLogger(StepRunner.class);
 
+	private static final String STRANDED = "A step of a lock wait without a thread could not be handed to the registry's"
+			+ " pool; the wait goes on at its next wake-up or cancel";
+
 	/** Asks not yet answered by a run; the ask that raises it from 0 hands a run on. */
 	private final AtomicInteger asks = new AtomicInteger();
 
@@ -52,7 +55,7 @@ final class StepRunner {
 	void ask() {
 		if (this.asks.getAndIncrement() != 0) {
 			Run again = this.stranded.getAndSet(null);
-			if (again != null) {
+			if (again != null && !again.taken.get()) {
 				handOnOrStrand(again);
 			}
 			return;
@@ -66,15 +69,21 @@ final class StepRunner {
 		}
 		catch (RuntimeException | Error ex) {
 			// Raised where this thread would have parked: a fork-join pool (JDK 21+) may park a thread
-			// that submits, and BlockHound throws there on an event loop. The timer's thread hands the
-			// run on instead; else the count stayed raised with no run on its way, and every later ask,
-			// a cancel's included, would be lost.
+			// that submits, and BlockHound throws there on an event loop. Else the count stayed raised
+			// with no run on its way, and every later ask, a cancel's included, would be lost. The run
+			// is stranded at once, for the next ask, and the timer's thread takes it from there unless
+			// an ask was first; a timer that drops the task (closing) still leaves it for the next ask.
+			strand(run);
 			try {
-				this.timer.schedule(() -> handOnFromTimer(run), 1);
+				this.timer.schedule(() -> {
+					if (this.stranded.compareAndSet(run, null)) {
+						handOnFromTimer(run);
+					}
+				}, 1);
 			}
 			catch (RuntimeException | Error timerFailed) {
 				ex.addSuppressed(timerFailed);
-				strand(run, ex);
+				log.warn(STRANDED, ex);
 			}
 		}
 	}
@@ -97,14 +106,17 @@ final class StepRunner {
 			handOn(run);
 		}
 		catch (RuntimeException | Error ex) {
-			strand(run, ex);
+			strand(run);
+			log.warn(STRANDED, ex);
 		}
 	}
 
-	private void strand(Run run, Throwable why) {
-		this.stranded.set(run);
-		log.warn("A step of a lock wait without a thread could not be handed to the registry's pool; the wait goes"
-				+ " on at its next wake-up or cancel", why);
+	/**
+	 * Leaves {@code run} for the next ask. At most one run that has not run is about at a time: a run
+	 * stranded late, which ran meanwhile, never displaces it.
+	 */
+	private void strand(Run run) {
+		this.stranded.getAndUpdate(current -> (current != null && current != run && !current.taken.get()) ? current : run);
 	}
 
 	/**
