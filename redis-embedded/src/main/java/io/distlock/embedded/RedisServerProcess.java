@@ -15,6 +15,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
+import java.util.function.IntSupplier;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,6 +33,14 @@ public final class RedisServerProcess implements AutoCloseable {
 	private static final Logger log = LoggerFactory.getLogger(RedisServerProcess.class);
 
 	private static final Duration START_TIMEOUT = Duration.ofSeconds(20);
+
+	/** How often a server is started on another free port when the one it was given was taken meanwhile. */
+	private static final int START_ATTEMPTS = 5;
+
+	/** What redis-server logs when it cannot bind its port or its cluster bus port. */
+	private static final String PORT_TAKEN = "Address already in use";
+
+	private static final int CLUSTER_BUS_OFFSET = 10_000;
 
 	private final int port;
 
@@ -63,7 +73,35 @@ public final class RedisServerProcess implements AutoCloseable {
 	 * @return the running server
 	 */
 	public static RedisServerProcess start(String... extraArguments) {
-		return startOn(freePort(), extraArguments);
+		// A cluster node also binds its bus port, its port + 10,000, which must be free as well.
+		boolean clusterNode = List.of(extraArguments).contains("--cluster-enabled");
+		return start(clusterNode ? RedisServerProcess::freeClusterPort : RedisServerProcess::freePort, extraArguments);
+	}
+
+	/**
+	 * Starts a server on a port {@code ports} gives, and on the next one it gives should another process
+	 * bind the port (or a cluster node's bus port) between the look that found it free and the server's
+	 * own bind: other tests start servers on free ports at the same time.
+	 */
+	static RedisServerProcess start(IntSupplier ports, String... extraArguments) {
+		return onFreePort(ports, port -> new RedisServerProcess(port, List.of(), List.of(extraArguments)));
+	}
+
+	private static RedisServerProcess onFreePort(IntSupplier ports, IntFunction<RedisServerProcess> server) {
+		for (int attempt = 1;; attempt++) {
+			RedisServerProcess starting = server.apply(ports.getAsInt());
+			try {
+				starting.launch();
+				return starting;
+			}
+			catch (IllegalStateException ex) {
+				starting.deleteWorkDir();
+				if (attempt == START_ATTEMPTS || ex.getMessage() == null || !ex.getMessage().contains(PORT_TAKEN)) {
+					throw ex;
+				}
+				log.debug("A port was taken before redis-server bound it; starting on another: {}", ex.getMessage());
+			}
+		}
 	}
 
 	/**
@@ -87,9 +125,8 @@ public final class RedisServerProcess implements AutoCloseable {
 	 * @return the running server
 	 */
 	static RedisServerProcess startWithConfig(List<String> configLines, String... extraArguments) {
-		RedisServerProcess server = new RedisServerProcess(freePort(), configLines, List.of(extraArguments));
-		server.launch();
-		return server;
+		return onFreePort(RedisServerProcess::freePort,
+				port -> new RedisServerProcess(port, configLines, List.of(extraArguments)));
 	}
 
 	/** @return the port this server listens on */
@@ -340,7 +377,7 @@ public final class RedisServerProcess implements AutoCloseable {
 				throw new IllegalStateException("redis-server on port " + this.port + " exited at start: " + logTail());
 			}
 			try {
-				if ("+PONG".equals(command("PING"))) {
+				if ("+PONG".equals(command("PING")) && answersItself()) {
 					return;
 				}
 			}
@@ -358,6 +395,19 @@ public final class RedisServerProcess implements AutoCloseable {
 		this.process.destroyForcibly();
 		throw new IllegalStateException("redis-server on port " + this.port + " did not answer PING within "
 				+ START_TIMEOUT + ": " + logTail());
+	}
+
+	/**
+	 * Whether this process answered, not another server that holds the port (this one then exits,
+	 * unable to bind it): an answer naming another process id is not this server's.
+	 */
+	private boolean answersItself() {
+		String processId = query("INFO", "server").lines()
+			.filter(line -> line.startsWith("process_id:"))
+			.map(line -> line.substring("process_id:".length()).strip())
+			.findFirst()
+			.orElse(null);
+		return processId == null || processId.equals(String.valueOf(this.process.pid()));
 	}
 
 	private String logTail() {
@@ -402,6 +452,30 @@ public final class RedisServerProcess implements AutoCloseable {
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException(ex);
+		}
+	}
+
+	/**
+	 * @return a port that is free now and whose cluster bus port (the port + 10,000, which Linux's
+	 * free ports of the lower half of its range can meet) is free too
+	 */
+	static int freeClusterPort() {
+		while (true) {
+			int port = freePort();
+			if (port + CLUSTER_BUS_OFFSET <= 65_535 && isFree(port + CLUSTER_BUS_OFFSET)) {
+				return port;
+			}
+		}
+	}
+
+	private static boolean isFree(int port) {
+		try (ServerSocket socket = new ServerSocket()) {
+			socket.setReuseAddress(true);
+			socket.bind(new InetSocketAddress("127.0.0.1", port));
+			return true;
+		}
+		catch (IOException taken) {
+			return false;
 		}
 	}
 
