@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
@@ -39,14 +40,8 @@ class StepRunnerTest {
 	 */
 	@Test
 	void anAskWhoseHandOffThrowsIsRunByTheTimerAndLaterAsksStillRun() throws Exception {
-		AtomicBoolean throwOnce = new AtomicBoolean(true);
 		Semaphore runs = new Semaphore(0);
-		StepRunner steps = new StepRunner(task -> {
-			if (throwOnce.getAndSet(false)) {
-				throw new AssertionError("parked where it may not");
-			}
-			this.pool.execute(task);
-		}, this.timer, runs::release, () -> {
+		StepRunner steps = new StepRunner(throwingOnceThenPool(), this.timer, runs::release, () -> {
 		});
 
 		// The asker (a room waking its waiters one after the other) goes on: the timer hands the run on.
@@ -95,14 +90,8 @@ class StepRunnerTest {
 			awaitQuietly(never);
 		}, 1);
 		assertThat(timerBusy.await(30, TimeUnit.SECONDS)).isTrue();
-		AtomicBoolean throwOnce = new AtomicBoolean(true);
 		Semaphore runs = new Semaphore(0);
-		StepRunner steps = new StepRunner(task -> {
-			if (throwOnce.getAndSet(false)) {
-				throw new AssertionError("parked where it may not");
-			}
-			this.pool.execute(task);
-		}, this.timer, runs::release, () -> {
+		StepRunner steps = new StepRunner(throwingOnceThenPool(), this.timer, runs::release, () -> {
 		});
 
 		// The pool throws; the timer's hand-off waits behind the busy task, and closing drops it.
@@ -116,14 +105,8 @@ class StepRunnerTest {
 	@Test
 	void aRunNeitherThePoolNorTheTimerCouldHandOnIsHandedOnByTheNextAsk() throws Exception {
 		this.timer.close();
-		AtomicBoolean throwOnce = new AtomicBoolean(true);
 		Semaphore runs = new Semaphore(0);
-		StepRunner steps = new StepRunner(task -> {
-			if (throwOnce.getAndSet(false)) {
-				throw new AssertionError("parked where it may not");
-			}
-			this.pool.execute(task);
-		}, this.timer, runs::release, () -> {
+		StepRunner steps = new StepRunner(throwingOnceThenPool(), this.timer, runs::release, () -> {
 		});
 
 		steps.ask();
@@ -194,6 +177,17 @@ class StepRunnerTest {
 		}, refused::countDown);
 		steps.ask();
 		assertThat(refused.await(30, TimeUnit.SECONDS)).isTrue();
+	}
+
+	/** A pool that throws where the asking thread would have parked, the first time only. */
+	private Executor throwingOnceThenPool() {
+		AtomicBoolean throwOnce = new AtomicBoolean(true);
+		return task -> {
+			if (throwOnce.getAndSet(false)) {
+				throw new AssertionError("parked where it may not");
+			}
+			this.pool.execute(task);
+		};
 	}
 
 	private static void awaitQuietly(CountDownLatch latch) {
