@@ -352,14 +352,11 @@ class ZooKeeperLockBackendRaceTest {
 		Acquisition held = await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20))
 			.until(() -> this.mine.acquire(new AcquireRequest("m", "owner-1", 0, LONG, LockBackend.QUEUE_PLACE, "t1")),
 					acquisition -> acquisition.status() == Acquisition.Status.ACQUIRED);
-		this.mine.hook = (point, name) -> {
-			if (point.equals("delete-checked")) {
-				// The session expires between the release's start and its transaction.
-				this.zk.clients().cutOff(this.mineCurator);
-			}
-		};
+		// The session expires between the release's start and its transaction.
+		AtomicBoolean cut = this.zk.clients().cutOffAt(this.mine, this.mineCurator, "delete-checked");
 
 		assertThat(this.mine.release(ReleaseRequest.of("m", "owner-1", 1))).isEqualTo(Release.NOT_HELD);
+		assertThat(cut).as("the session ended at delete-checked").isTrue();
 		this.mine.hook = (point, name) -> {
 		};
 		// Until the ensemble expires the session (a session timeout from the cut), the node stands.
@@ -388,13 +385,7 @@ class ZooKeeperLockBackendRaceTest {
 			.isEqualTo(Acquisition.Status.ACQUIRED);
 		assertThat(this.mine.acquire(new AcquireRequest(lock, "owner-1", 0, LONG, LockBackend.QUEUE_PLACE, "t1")).status())
 			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
-		AtomicBoolean cut = new AtomicBoolean();
-		this.mine.hook = (point, name) -> {
-			if (point.equals(cutAt) && cut.compareAndSet(false, true)) {
-				// Through the handle the leaving took, as the session ends: closed before its call.
-				this.zk.clients().cutOff(this.mineCurator);
-			}
-		};
+		AtomicBoolean cut = this.zk.clients().cutOffAt(this.mine, this.mineCurator, cutAt);
 
 		this.mine.leaveQueue(lock, "owner-1", "t1", true);
 		assertThat(cut).as("the session ended at " + cutAt).isTrue();

@@ -8,6 +8,7 @@ import static org.awaitility.Awaitility.await;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.test.TestingServer;
@@ -240,14 +241,11 @@ class ZooKeeperSharedHoldsTest {
 		String name = "expires-at-release";
 		assertThat(this.mine.acquire(request(name, HoldKind.READ, "mine:1", "1", QUEUE)).status())
 			.isEqualTo(Acquisition.Status.ACQUIRED);
-		this.mine.hook = (point, lock) -> {
-			if (point.equals("delete-reading")) {
-				// Through the handle the release took, as the session ends: closed before the read.
-				this.clients.cutOff(this.mineCurator);
-			}
-		};
+		// Through the handle the release took, as the session ends: closed before the read.
+		AtomicBoolean cut = this.clients.cutOffAt(this.mine, this.mineCurator, "delete-reading");
 
 		assertThat(this.mine.release(release(name, HoldKind.READ, "mine:1"))).isEqualTo(Release.NOT_HELD);
+		assertThat(cut).as("the session ended at delete-reading").isTrue();
 		this.mine.hook = (point, lock) -> {
 		};
 		// The ensemble deletes the expired session's node: another client's writer gets in.
@@ -267,14 +265,11 @@ class ZooKeeperSharedHoldsTest {
 			.isEqualTo(Acquisition.Status.ACQUIRED);
 		assertThat(this.mine.acquire(request(name, HoldKind.READ, "mine:1", "1", QUEUE)).status())
 			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
-		this.mine.hook = (point, lock) -> {
-			if (point.equals("leave-checked")) {
-				// Through the handle the leaving took, as the session ends: closed before the line is read.
-				this.clients.cutOff(this.mineCurator);
-			}
-		};
+		// Through the handle the leaving took, as the session ends: closed before the line is read.
+		AtomicBoolean cut = this.clients.cutOffAt(this.mine, this.mineCurator, "leave-checked");
 
 		this.mine.leaveQueue(name, HoldKind.READ, "mine:1", "1", true);
+		assertThat(cut).as("the session ended at leave-checked").isTrue();
 		this.mine.hook = (point, lock) -> {
 		};
 		// The read's node went with the session: another writer of theirs gets in after the first.

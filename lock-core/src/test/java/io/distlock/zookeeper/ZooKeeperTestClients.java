@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -174,6 +175,21 @@ final class ZooKeeperTestClients implements AutoCloseable {
 		catch (Exception ex) {
 			throw new IllegalStateException(ex);
 		}
+	}
+
+	/**
+	 * Ends {@code curator}'s session, as {@link #cutOff} does, the first time {@code backend} reaches
+	 * {@code point}: through the handle the call in progress took, whose next request meets the expiry.
+	 * @return set once the session was ended
+	 */
+	AtomicBoolean cutOffAt(ZooKeeperLockBackend backend, CuratorFramework curator, String point) {
+		AtomicBoolean cut = new AtomicBoolean();
+		backend.hook = (at, name) -> {
+			if (at.equals(point) && cut.compareAndSet(false, true)) {
+				cutOff(curator);
+			}
+		};
+		return cut;
 	}
 
 	/** @return a counter in a persistent znode, read and written in two separate steps */
