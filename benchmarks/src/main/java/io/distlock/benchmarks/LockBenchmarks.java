@@ -383,6 +383,8 @@ public final class LockBenchmarks {
 			handOffs.forEach((name, measured) -> contended.put(name, measured.summary()));
 			ratios.addAll(MeasuredRounds.ratios(pairs, "distlock", "zookeeper-uncontended"));
 			ratios.addAll(MeasuredRounds.ratios(handOffs, "distlock", "zookeeper-contended"));
+			ratios.addAll(MeasuredRounds.ratios(pairs, "distlock-line", "zookeeper-uncontended"));
+			ratios.addAll(MeasuredRounds.ratios(handOffs, "distlock-line", "zookeeper-contended"));
 		}
 		try (TestingCluster cluster = new TestingCluster(ZooKeeperContenders.ensemble())) {
 			cluster.start();
@@ -394,6 +396,7 @@ public final class LockBenchmarks {
 					contender -> uncontended(contender, 2, warmup, duration));
 			pairs.forEach((name, measured) -> ensemble.put(name, measured.summary()));
 			ratios.addAll(MeasuredRounds.ratios(pairs, "distlock", "zookeeper-ensemble"));
+			ratios.addAll(MeasuredRounds.ratios(pairs, "distlock-line", "zookeeper-ensemble"));
 		}
 	}
 

@@ -17,6 +17,7 @@ import org.apache.curator.test.InstanceSpec;
 
 import io.distlock.core.LockEngineOptions;
 import io.distlock.zookeeper.ZooKeeperLockRegistry;
+import io.distlock.zookeeper.ZooKeeperLockRegistry.ExclusiveProtocol;
 
 /**
  * The ZooKeeper locks compared: distlock's {@link ZooKeeperLockRegistry} and Curator's own
@@ -29,7 +30,7 @@ final class ZooKeeperContenders {
 	}
 
 	static List<Contender> all(String connectString) {
-		return List.of(distlock(connectString), curator(connectString));
+		return List.of(distlock(connectString), distlockLine(connectString), curator(connectString));
 	}
 
 	/**
@@ -58,14 +59,24 @@ final class ZooKeeperContenders {
 	}
 
 	static Contender distlock(String connectString) {
+		return distlock(connectString, "distlock", ExclusiveProtocol.LOCK_NODE);
+	}
+
+	/** distlock with its holders first in line, as Curator's are ({@link ExclusiveProtocol#LINE}). */
+	static Contender distlockLine(String connectString) {
+		return distlock(connectString, "distlock-line", ExclusiveProtocol.LINE);
+	}
+
+	private static Contender distlock(String connectString, String name, ExclusiveProtocol protocol) {
 		return new Contender() {
 			public String name() {
-				return "distlock";
+				return name;
 			}
 
 			public Client newClient() {
-				ZooKeeperLockRegistry registry = ZooKeeperLockRegistry.owning(curator(connectString, name()), "/distlock-bench",
-						LockEngineOptions.defaults());
+				// A base path per protocol: instances of the two never share a lock.
+				ZooKeeperLockRegistry registry = ZooKeeperLockRegistry.owning(curator(connectString, name()),
+						"/" + name + "-bench", LockEngineOptions.defaults(), protocol);
 				return Client.of(registry::getLock, registry::close);
 			}
 		};

@@ -179,7 +179,7 @@ public class DistLockAutoConfiguration {
 			DistLockSettings.RegistrySpec spec = settings.defaults();
 			LockEngineOptions options = settings.engineOptions(spec, listeners, watchdog);
 			CuratorFramework own = curators.getIfUnique();
-			return (own != null) ? ZooKeeperRegistries.create(spec, own, options)
+			return (own != null) ? ZooKeeperRegistries.create(spec, own, settings.properties().getZookeeper(), options)
 					: ZooKeeperRegistries.owning(spec, settings.properties().getZookeeper(), options);
 		}
 

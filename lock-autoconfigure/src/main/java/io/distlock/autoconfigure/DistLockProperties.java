@@ -429,6 +429,15 @@ public class DistLockProperties implements InitializingBean {
 		 */
 		private String basePath = ZooKeeperLockRegistry.DEFAULT_BASE_PATH;
 
+		/**
+		 * How exclusive locks are held, for the default registry and the named ZooKeeper ones:
+		 * lock-node (the holder is the lock's own node; every earlier version's way) or line (the
+		 * holder is the first node of the lock's line, as with Curator's InterProcessMutex; contended
+		 * locks change hands with one write less). Instances of the two exclude each other, so a
+		 * switch can roll through a running service.
+		 */
+		private ZooKeeperLockRegistry.ExclusiveProtocol exclusiveProtocol = ZooKeeperLockRegistry.ExclusiveProtocol.LOCK_NODE;
+
 		public String getConnectString() {
 			return this.connectString;
 		}
@@ -459,6 +468,14 @@ public class DistLockProperties implements InitializingBean {
 
 		public void setBasePath(String basePath) {
 			this.basePath = basePath;
+		}
+
+		public ZooKeeperLockRegistry.ExclusiveProtocol getExclusiveProtocol() {
+			return this.exclusiveProtocol;
+		}
+
+		public void setExclusiveProtocol(ZooKeeperLockRegistry.ExclusiveProtocol exclusiveProtocol) {
+			this.exclusiveProtocol = exclusiveProtocol;
 		}
 
 	}

@@ -122,7 +122,7 @@ class NamedLockRegistries implements ImportBeanDefinitionRegistrar {
 			}
 			case ZOOKEEPER -> {
 				requirements.requireClass(prefix + ".backend", Backend.ZOOKEEPER, CURATOR_CLASS, CURATOR_DEPENDENCY);
-				yield ZooKeeperRegistries.named(spec, options, requirements);
+				yield ZooKeeperRegistries.named(spec, settings.properties().getZookeeper(), options, requirements);
 			}
 		};
 	}

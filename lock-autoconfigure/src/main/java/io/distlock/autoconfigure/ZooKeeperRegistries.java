@@ -24,19 +24,21 @@ final class ZooKeeperRegistries {
 	 * @param spec the registry's settings
 	 * @param own the application's client, started here if it was declared without
 	 * {@code initMethod = "start"}; its own bean definition still closes it
+	 * @param zookeeper the ZooKeeper settings: how exclusive locks are held
 	 * @param options the engine's options
 	 * @return the registry
 	 */
-	static ZooKeeperLockRegistry create(RegistrySpec spec, CuratorFramework own, LockEngineOptions options) {
+	static ZooKeeperLockRegistry create(RegistrySpec spec, CuratorFramework own, DistLockProperties.Zookeeper zookeeper,
+			LockEngineOptions options) {
 		if (own.getState() == CuratorFrameworkState.LATENT) {
 			own.start();
 		}
-		return new ZooKeeperLockRegistry(own, spec.basePath(), options);
+		return new ZooKeeperLockRegistry(own, spec.basePath(), options, zookeeper.getExclusiveProtocol());
 	}
 
 	/**
 	 * @param spec the registry's settings
-	 * @param zookeeper where the ensemble is, and the client's timeouts
+	 * @param zookeeper where the ensemble is, the client's timeouts, and how exclusive locks are held
 	 * @param options the engine's options
 	 * @return a registry that owns, and closes, a client of its own
 	 */
@@ -60,7 +62,7 @@ final class ZooKeeperRegistries {
 			.build();
 		client.start();
 		try {
-			return ZooKeeperLockRegistry.owning(client, spec.basePath(), options);
+			return ZooKeeperLockRegistry.owning(client, spec.basePath(), options, zookeeper.getExclusiveProtocol());
 		}
 		catch (RuntimeException ex) {
 			client.close();
@@ -69,10 +71,11 @@ final class ZooKeeperRegistries {
 	}
 
 	/** A registry named in properties, on the application's single CuratorFramework bean. */
-	static LockRegistry named(RegistrySpec spec, LockEngineOptions options, BackendRequirements requirements) {
+	static LockRegistry named(RegistrySpec spec, DistLockProperties.Zookeeper zookeeper, LockEngineOptions options,
+			BackendRequirements requirements) {
 		CuratorFramework own = requirements.requireBean(spec.prefix() + ".backend", Backend.ZOOKEEPER,
 				CuratorFramework.class, "a @Bean CuratorFramework connected to the ensemble");
-		return create(spec, own, options);
+		return create(spec, own, zookeeper, options);
 	}
 
 }

@@ -65,6 +65,7 @@ final class ZooKeeperAcquisitions {
 			this.deletions.deleteQuietly(stale);
 		}
 		int lateAnswers = 0;
+		boolean emptyLineMet = false;
 		while (true) {
 			String nonce = ((ticket != null) ? ticket : "-") + "." + UUID.randomUUID();
 			Stat stat = new Stat();
@@ -101,6 +102,18 @@ final class ZooKeeperAcquisitions {
 				catch (Exception ex) {
 					throw this.connection.failure(ex);
 				}
+				if (existing.getEphemeralOwner() == 0) {
+					// Not a lock node (those are ephemeral): the parent of the lock's line under the LINE protocol,
+					// whose first node holds. Once empty, it is in the way of this protocol's create.
+					if (existing.getNumChildren() > 0) {
+						return Acquisition.heldByOther(this.connection.sessionTimeout());
+					}
+					if (emptyLineMet || !deleteEmptyLine(path, existing.getVersion())) {
+						return Acquisition.heldByOther(STALE_NODE_RETRY);
+					}
+					emptyLineMet = true;
+					continue;
+				}
 				if (!owner.equals(ZooKeeperNodeData.ownerOf(holder))
 						|| existing.getEphemeralOwner() != this.connection.sessionId()) {
 					// The holder's lease is not in ZooKeeper; the engine re-checks within its place time anyway.
@@ -130,6 +143,28 @@ final class ZooKeeperAcquisitions {
 			catch (Exception ex) {
 				throw this.connection.failure(ex);
 			}
+		}
+	}
+
+	/**
+	 * Deletes the empty parent of a line of the LINE protocol at the lock's path; a delete of a node
+	 * with children is refused by ZooKeeper, so an instance of that protocol that joined meanwhile keeps
+	 * the lock.
+	 * @return whether the path is free now
+	 */
+	private boolean deleteEmptyLine(String path, int version) {
+		try {
+			this.client.delete().withVersion(version).forPath(path);
+			return true;
+		}
+		catch (KeeperException.NoNodeException gone) {
+			return true;
+		}
+		catch (KeeperException.NotEmptyException | KeeperException.BadVersionException joined) {
+			return false;
+		}
+		catch (Exception ex) {
+			throw this.connection.failure(ex);
 		}
 	}
 

@@ -61,7 +61,11 @@ final class ZooKeeperHolds {
 
 	/** @return the owner's hold of that kind, if this client has it */
 	Held get(String name, HoldKind kind, String owner) {
-		return (kind == HoldKind.EXCLUSIVE) ? this.holds.get(name) : this.shared.get(new SharedKey(name, kind, owner));
+		if (kind == HoldKind.EXCLUSIVE) {
+			Held hold = this.holds.get(name);
+			return (hold != null && hold.owner.equals(owner)) ? hold : null;
+		}
+		return this.shared.get(new SharedKey(name, kind, owner));
 	}
 
 	/** @return the hold a renewal names by its lock, kind and owner (whether it is the very hold is the caller's check) */
@@ -71,6 +75,10 @@ final class ZooKeeperHolds {
 
 	/** @return this client's holds of that kind of the lock, of any owner */
 	List<Held> shared(String name, HoldKind kind) {
+		if (kind == HoldKind.EXCLUSIVE) {
+			Held hold = this.holds.get(name);
+			return (hold != null) ? List.of(hold) : List.of();
+		}
 		List<Held> found = new ArrayList<>();
 		for (Held hold : this.shared.values()) {
 			if (hold.kind == kind && hold.name.equals(name)) {
@@ -110,10 +118,18 @@ final class ZooKeeperHolds {
 		return hold;
 	}
 
-	/** Records a read, write or permit hold of the node this session created, with its lease starting now. */
+	/**
+	 * Records a hold of a node in line this session created (read, write, permit, or exclusive when
+	 * its holder is the first in line), with its lease starting now.
+	 */
 	Held takeShared(String name, HoldKind kind, String owner, String path, long czxid, long session, Duration lease) {
 		Held hold = new Held(name, kind, owner, path, czxid, session);
-		this.shared.put(new SharedKey(name, kind, owner), hold);
+		if (kind == HoldKind.EXCLUSIVE) {
+			this.holds.put(name, hold);
+		}
+		else {
+			this.shared.put(new SharedKey(name, kind, owner), hold);
+		}
 		extend(hold, lease);
 		return hold;
 	}

@@ -95,6 +95,9 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
 	private final ZooKeeperQueue queue;
 
+	/** Whether an exclusive lock's holder is the first node of its line rather than the lock's own node. */
+	private final boolean holdersInLine;
+
 	private final ConnectionStateListener connectionListener = (client, state) -> connectionChanged(state);
 
 	private volatile ConnectionState lastState = ConnectionState.CONNECTED;
@@ -113,7 +116,20 @@ public final class ZooKeeperLockBackend implements LockBackend {
 	 * @param ownsClient whether {@link #close()} closes the client
 	 */
 	public ZooKeeperLockBackend(CuratorFramework client, String basePath, Duration connectionTimeout, boolean ownsClient) {
+		this(client, basePath, connectionTimeout, ownsClient, ZooKeeperLockRegistry.ExclusiveProtocol.LOCK_NODE);
+	}
+
+	/**
+	 * @param client a started Curator client
+	 * @param basePath the parent of all lock nodes, e.g. {@code /distlock}
+	 * @param connectionTimeout how long a call waits for a connection (for messages)
+	 * @param ownsClient whether {@link #close()} closes the client
+	 * @param protocol how exclusive locks are held, see {@link ZooKeeperLockRegistry.ExclusiveProtocol}
+	 */
+	public ZooKeeperLockBackend(CuratorFramework client, String basePath, Duration connectionTimeout, boolean ownsClient,
+			ZooKeeperLockRegistry.ExclusiveProtocol protocol) {
 		this.client = client;
+		this.holdersInLine = protocol == ZooKeeperLockRegistry.ExclusiveProtocol.LINE;
 		this.connection = new ZooKeeperConnection(client, basePath, connectionTimeout, this::hook);
 		this.ownsClient = ownsClient;
 		this.holds = new ZooKeeperHolds(this.connection, this::deleteExpired);
@@ -121,8 +137,8 @@ public final class ZooKeeperLockBackend implements LockBackend {
 		this.subscriptions = new ZooKeeperSubscriptions(this.connection);
 		this.acquisitions = new ZooKeeperAcquisitions(this.connection, this.holds, this.deletions);
 		this.renewals = new ZooKeeperRenewals(this.connection, this.holds);
-		this.shared = new ZooKeeperSharedHolds(this.connection, this.holds, this.deletions);
 		this.queue = new ZooKeeperQueue(this.connection, this.acquisitions, this.deletions);
+		this.shared = new ZooKeeperSharedHolds(this.connection, this.holds, this.deletions, this.queue::watchWhileThere);
 		client.getConnectionStateListenable().addListener(this.connectionListener);
 	}
 
@@ -155,7 +171,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 	 */
 	@Override
 	public Acquisition acquire(AcquireRequest request) {
-		if (request.kind() != HoldKind.EXCLUSIVE) {
+		if (request.kind() != HoldKind.EXCLUSIVE || this.holdersInLine) {
 			return this.shared.acquire(request);
 		}
 		return this.queue.acquire(request);
@@ -169,6 +185,10 @@ public final class ZooKeeperLockBackend implements LockBackend {
 	 */
 	@Override
 	public void leaveQueue(String name, String owner, String ticket, boolean passOnHandOff) {
+		if (this.holdersInLine) {
+			this.shared.leaveQueue(name, HoldKind.EXCLUSIVE, owner, ticket, passOnHandOff);
+			return;
+		}
 		try {
 			this.acquisitions.leaveQueue(name, owner, ticket, passOnHandOff);
 		}
@@ -218,7 +238,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
 	@Override
 	public Release release(ReleaseRequest request) {
-		if (request.kind() != HoldKind.EXCLUSIVE) {
+		if (request.kind() != HoldKind.EXCLUSIVE || this.holdersInLine) {
 			return this.shared.release(request);
 		}
 		// The place the hold was taken through goes with the lock's node, in one transaction when it can.
@@ -254,6 +274,9 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
 	@Override
 	public boolean isHeldBy(String name, String owner) {
+		if (this.holdersInLine) {
+			return this.shared.isHeldBy(name, HoldKind.EXCLUSIVE, owner);
+		}
 		Held hold = this.holds.get(name);
 		if (hold != null && hold.owner.equals(owner) && (hold.gone || hold.session != this.connection.sessionId())) {
 			return false;
@@ -279,6 +302,9 @@ public final class ZooKeeperLockBackend implements LockBackend {
 	 */
 	@Override
 	public Duration remainingLease(String name) {
+		if (this.holdersInLine) {
+			return this.shared.remainingLease(name, HoldKind.EXCLUSIVE);
+		}
 		Held hold = this.holds.get(name);
 		if (hold != null && !hold.gone) {
 			long left = hold.deadline - System.nanoTime();

@@ -290,7 +290,7 @@ final class ZooKeeperQueue {
 	 * node anyway. Nobody sets data on a place or on an exclusive lock's node, so only the deletion fires it.
 	 * @return whether the node was there (and the watch set)
 	 */
-	private boolean watchWhileThere(ZooKeeper zk, String path, String name) throws Exception {
+	boolean watchWhileThere(ZooKeeper zk, String path, String name) throws Exception {
 		try {
 			zk.getData(this.connection.fullPath(path), new Wake(name), null);
 			return true;

@@ -80,18 +80,34 @@ final class ZooKeeperSharedHolds {
 
 	private final ZooKeeperDeletions deletions;
 
+	private final NodeWatch predecessors;
+
 	/** Makes this backend's node names its own: ticket numbers are unique per engine only. */
 	private final String instance;
 
 	/** Attempts that have (or may have) a node in line, until they hold, are refused or give up. */
 	private final Map<AttemptKey, Place> places = new ConcurrentHashMap<>();
 
-	ZooKeeperSharedHolds(ZooKeeperConnection connection, ZooKeeperHolds holds, ZooKeeperDeletions deletions) {
+	/**
+	 * @param predecessors sets the one-shot watch through which an exclusive waiter in line is woken
+	 * by the deletion of the node before its own
+	 */
+	ZooKeeperSharedHolds(ZooKeeperConnection connection, ZooKeeperHolds holds, ZooKeeperDeletions deletions,
+			NodeWatch predecessors) {
 		this.connection = connection;
 		this.client = connection.client();
 		this.holds = holds;
 		this.deletions = deletions;
+		this.predecessors = predecessors;
 		this.instance = Long.toString(new SecureRandom().nextLong() & Long.MAX_VALUE, 36);
+	}
+
+	/** Sets a one-shot watch that wakes the lock's waiters when the node goes. */
+	interface NodeWatch {
+
+		/** @return whether the node was there (and the watch set) */
+		boolean watchWhileThere(ZooKeeper zk, String path, String name) throws Exception;
+
 	}
 
 	/** One attempt of one owner. */
@@ -132,7 +148,7 @@ final class ZooKeeperSharedHolds {
 					String body = name.substring(2, last - 1);
 					permits = Integer.parseInt(body.substring(body.lastIndexOf('.') + 1));
 				}
-				return (kind == 'r' || kind == 'w' || kind == 'p') ? new Node(name, kind, sequence, downgrade, permits) : null;
+				return (kind == 'r' || kind == 'w' || kind == 'p' || kind == 'x') ? new Node(name, kind, sequence, downgrade, permits) : null;
 			}
 			catch (NumberFormatException ex) {
 				return null;
@@ -177,7 +193,7 @@ final class ZooKeeperSharedHolds {
 	static boolean holds(List<Node> sorted, int index) {
 		Node node = sorted.get(index);
 		switch (node.kind()) {
-			case 'w' -> {
+			case 'w', 'x' -> {
 				return index == 0;
 			}
 			case 'r' -> {
@@ -200,7 +216,12 @@ final class ZooKeeperSharedHolds {
 	}
 
 	String parentPath(String name, HoldKind.Family family) {
-		return this.connection.path(name) + ((family == HoldKind.Family.SEMAPHORE) ? ".sem" : ".rw");
+		return this.connection.path(name) + switch (family) {
+			case SEMAPHORE -> ".sem";
+			case READ_WRITE -> ".rw";
+			// The lock node's own path: see createInLine for why.
+			case LOCK -> "";
+		};
 	}
 
 	private static char letter(HoldKind kind) {
@@ -208,7 +229,7 @@ final class ZooKeeperSharedHolds {
 			case READ -> 'r';
 			case WRITE -> 'w';
 			case PERMIT -> 'p';
-			case EXCLUSIVE -> throw new IllegalArgumentException("Exclusive holds are not queued in line");
+			case EXCLUSIVE -> 'x';
 		};
 	}
 
@@ -271,6 +292,14 @@ final class ZooKeeperSharedHolds {
 			}
 			if (place == null) {
 				place = create(parent, key, prefix, request, session);
+				if (place == null) {
+					// An exclusive lock held through the lock-node protocol: its node is ephemeral, and so has no line.
+					if (request.queueFor().toMillis() > 0
+							&& !this.predecessors.watchWhileThere(zk, parent, key.name())) {
+						continue;
+					}
+					return Acquisition.heldByOther(this.connection.sessionTimeout());
+				}
 				if (place.session() != session) {
 					// The session changed while the create was on its way: the node is the new session's, and the
 					// next look finds it by its ticket, or deletes it as a copy.
@@ -335,11 +364,16 @@ final class ZooKeeperSharedHolds {
 				if (!stillCurrent(hold)) {
 					return Acquisition.heldByOther(LATE_LOOK_RETRY);
 				}
-				return Acquisition.acquired(Acquisition.TOKEN_ON_REQUEST, request.lease(), hold.attemptId());
+				return Acquisition.acquired(tokenOf(hold), request.lease(), hold.attemptId());
 			}
 			if (request.queueFor().toMillis() <= 0) {
 				leave(zk, parent, key, prefix);
 				return Acquisition.heldByOther(this.connection.sessionTimeout());
+			}
+			if (key.kind() == HoldKind.EXCLUSIVE && inTime
+					&& !this.predecessors.watchWhileThere(zk, parent + "/" + nodes.get(index - 1).name(), key.name())) {
+				// Gone meanwhile: the line moved up, perhaps to this node.
+				continue;
 			}
 			// The holders' leases are not in ZooKeeper; a deletion wakes the waiters, who look again.
 			return Acquisition.heldByOther(inTime ? this.connection.sessionTimeout() : LATE_LOOK_RETRY);
@@ -362,10 +396,27 @@ final class ZooKeeperSharedHolds {
 		return this.client.create().storingStatIn(stat).withMode(CreateMode.EPHEMERAL_SEQUENTIAL).forPath(path, data);
 	}
 
-	/** Creates the attempt's node at the end of the line; until the answer comes, its place is unknown. */
+	/**
+	 * Creates the attempt's node at the end of the line; until the answer comes, its place is unknown.
+	 * An exclusive lock's line is under the lock node's own path, so that the two protocols of
+	 * {@link ZooKeeperLockRegistry.ExclusiveProtocol} exclude each other by ZooKeeper's own rules: a
+	 * line's parent stands while anyone is in it, where a lock-node create finds its node taken; and
+	 * an ephemeral node, a lock-node holder's, can have no child, so nobody joins a line under it.
+	 * @return the place, or {@code null} if the lock is held through its own (ephemeral) node
+	 */
 	private Place create(String parent, AttemptKey key, String prefix, AcquireRequest request, long session)
 			throws Exception {
 		this.places.put(key, new Place(null, 0, session));
+		try {
+			return createInLine(parent, key, prefix, request);
+		}
+		catch (KeeperException.NoChildrenForEphemeralsException lockNodeHeld) {
+			this.places.remove(key);
+			return null;
+		}
+	}
+
+	private Place createInLine(String parent, AttemptKey key, String prefix, AcquireRequest request) throws Exception {
 		String node = (key.kind() == HoldKind.PERMIT) ? prefix + request.permits() + "-" : prefix;
 		Stat stat = new Stat();
 		byte[] data = ZooKeeperNodeData.nodeData(key.owner(), key.ticket());
@@ -380,7 +431,7 @@ final class ZooKeeperSharedHolds {
 				this.client.create().creatingParentsIfNeeded().withMode(CreateMode.CONTAINER).forPath(parent);
 			}
 			catch (KeeperException.NodeExistsException made) {
-				// Another client made it first.
+				// Another client made it first (for an exclusive lock, perhaps a lock-node holder: see above).
 			}
 			path = inLine(parent + "/" + node, data, stat);
 		}
@@ -463,12 +514,20 @@ final class ZooKeeperSharedHolds {
 		if (!this.holds.extendIfLive(hold, request.lease())) {
 			return Acquisition.lost();
 		}
-		long token;
-		synchronized (hold) {
-			token = hold.token;
+		return Acquisition.acquired(tokenOf(hold), request.lease(), hold.attemptId());
+	}
+
+	/**
+	 * An exclusive hold's token is its node's czxid, as the lock node's is: the nodes before it in line,
+	 * the earlier holders', were all created before it. The others' are issued on request (see the class).
+	 */
+	private static long tokenOf(Held hold) {
+		if (hold.kind == HoldKind.EXCLUSIVE) {
+			return hold.czxid;
 		}
-		return Acquisition.acquired((token != 0) ? token : Acquisition.TOKEN_ON_REQUEST, request.lease(),
-				hold.attemptId());
+		synchronized (hold) {
+			return (hold.token != 0) ? hold.token : Acquisition.TOKEN_ON_REQUEST;
+		}
 	}
 
 	/** @return the children in line, sorted; empty if the parent is not there */

@@ -82,8 +82,17 @@ final class ZooKeeperClientsExtension implements BeforeEachCallback, AfterEachCa
 
 	/** @return a backend that owns {@code curator} (and closes it), closed after the test */
 	ZooKeeperLockBackend backend(CuratorFramework curator) {
-		return closeAfterTest(
-				new ZooKeeperLockBackend(curator, this.basePath, ZooKeeperTestClients.CONNECTION_TIMEOUT, true));
+		return backend(curator, ZooKeeperLockRegistry.ExclusiveProtocol.LOCK_NODE);
+	}
+
+	/** @return a backend on a client of its own that holds exclusive locks by {@code protocol}, closed after the test */
+	ZooKeeperLockBackend backend(ZooKeeperLockRegistry.ExclusiveProtocol protocol) {
+		return backend(clients().newCurator(ZooKeeperTestClients.SESSION_TIMEOUT), protocol);
+	}
+
+	private ZooKeeperLockBackend backend(CuratorFramework curator, ZooKeeperLockRegistry.ExclusiveProtocol protocol) {
+		return closeAfterTest(new ZooKeeperLockBackend(curator, this.basePath, ZooKeeperTestClients.CONNECTION_TIMEOUT,
+				true, protocol));
 	}
 
 	/** @return a registry on {@code backend}, with a watchdog longer than any test, closed after the test */

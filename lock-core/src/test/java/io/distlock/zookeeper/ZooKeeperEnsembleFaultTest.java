@@ -46,7 +46,12 @@ class ZooKeeperEnsembleFaultTest {
 	void startEnsemble() throws Exception {
 		this.cluster = new TestingCluster(distinctPorts());
 		this.cluster.start();
-		this.clients = new ZooKeeperTestClients(this.cluster.getConnectString());
+		this.clients = new ZooKeeperTestClients(this.cluster.getConnectString(), protocol());
+	}
+
+	/** @return how the clients hold exclusive locks */
+	ZooKeeperLockRegistry.ExclusiveProtocol protocol() {
+		return ZooKeeperLockRegistry.ExclusiveProtocol.LOCK_NODE;
 	}
 
 	/**

@@ -43,8 +43,16 @@ final class ZooKeeperTestClients implements AutoCloseable {
 
 	private final CuratorFramework counters;
 
+	private final ZooKeeperLockRegistry.ExclusiveProtocol protocol;
+
 	ZooKeeperTestClients(String connectString) {
+		this(connectString, ZooKeeperLockRegistry.ExclusiveProtocol.LOCK_NODE);
+	}
+
+	/** @param protocol how the registries made here hold exclusive locks */
+	ZooKeeperTestClients(String connectString, ZooKeeperLockRegistry.ExclusiveProtocol protocol) {
 		this.connectString = connectString;
+		this.protocol = protocol;
 		this.counters = newCurator(SESSION_TIMEOUT);
 	}
 
@@ -119,7 +127,8 @@ final class ZooKeeperTestClients implements AutoCloseable {
 		for (LockListener listener : listeners) {
 			options.listener(listener);
 		}
-		ZooKeeperLockRegistry registry = ZooKeeperLockRegistry.owning(curator, "/distlock-test", options.build());
+		ZooKeeperLockRegistry registry = ZooKeeperLockRegistry.owning(curator, "/distlock-test", options.build(),
+				this.protocol);
 		this.clients.put(registry, curator);
 		return registry;
 	}

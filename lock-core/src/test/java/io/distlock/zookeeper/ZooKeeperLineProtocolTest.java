@@ -1,0 +1,201 @@
+package io.distlock.zookeeper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.Lock;
+
+import org.apache.zookeeper.data.Stat;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.distlock.LockRegistry;
+import io.distlock.contract.SharedCounter;
+import io.distlock.core.AcquireRequest;
+import io.distlock.core.LockBackend;
+import io.distlock.core.LockBackend.Acquisition;
+import io.distlock.core.LockBackend.Release;
+import io.distlock.core.LockNotice;
+import io.distlock.core.ReleaseRequest;
+import io.distlock.zookeeper.ZooKeeperLockRegistry.ExclusiveProtocol;
+
+/**
+ * Exclusive locks held by {@link ExclusiveProtocol#LINE}, whose holder is the first node of the
+ * lock's line: what they ask of the server (counted by the server itself), that a release wakes
+ * only the waiter behind the holder, and that instances of the two protocols never hold a lock at
+ * once. The contract suite runs on this protocol in {@link ZooKeeperLineProtocolContractTest}.
+ */
+class ZooKeeperLineProtocolTest {
+
+	private static final Duration LONG = Duration.ofMinutes(1);
+
+	@RegisterExtension
+	static final ZooKeeperServerExtension zooKeeper = new ZooKeeperServerExtension();
+
+	@RegisterExtension
+	final ZooKeeperClientsExtension zk = new ZooKeeperClientsExtension(zooKeeper, "/distlock-line");
+
+	/** The create of its node, a read of the line and the delete: Curator's three requests, two of them writes. */
+	@Test
+	void anUncontendedPairAsksTheServerForThreeRequestsTwoOfThemWrites() throws Exception {
+		Lock lock = this.zk.registry(this.zk.backend(ExclusiveProtocol.LINE)).getLock("pair");
+		// The first pair also makes the base path and the line's parent.
+		lock.lock();
+		lock.unlock();
+		long fewestRequests = Long.MAX_VALUE;
+		long fewestTransactions = Long.MAX_VALUE;
+		for (int pair = 0; pair < 3; pair++) {
+			// Another session's ping, or the server's own deletion of an empty container node, may land in
+			// a pair's count; the fewest of three pairs has none.
+			long requests = zooKeeper.requestsReceived();
+			long transactions = zooKeeper.transactions();
+			lock.lock();
+			lock.unlock();
+			fewestRequests = Math.min(fewestRequests, zooKeeper.requestsReceived() - requests);
+			fewestTransactions = Math.min(fewestTransactions, zooKeeper.transactions() - transactions);
+		}
+		assertThat(fewestRequests).as("requests per pair").isEqualTo(3);
+		assertThat(fewestTransactions).as("writes per pair").isEqualTo(2);
+	}
+
+	/**
+	 * Each waiter watches only the node before its own, so the holder's release is heard by the one
+	 * waiter behind it, which then holds without a write of its own: a hand-off costs the release's
+	 * delete alone (the lock-node protocol's costs that and the waiter's create).
+	 */
+	@Test
+	void aReleaseWakesOnlyTheWaiterBehindAndAHandOffCostsOneWrite() throws Exception {
+		ZooKeeperLockBackend first = this.zk.backend(ExclusiveProtocol.LINE);
+		ZooKeeperLockBackend second = this.zk.backend(ExclusiveProtocol.LINE);
+		ZooKeeperLockBackend third = this.zk.backend(ExclusiveProtocol.LINE);
+		Acquisition held = first.acquire(AcquireRequest.of("h", "owner-1", 0, LONG));
+		assertThat(held.status()).isEqualTo(Acquisition.Status.ACQUIRED);
+		AtomicInteger secondWoken = new AtomicInteger();
+		AtomicInteger thirdWoken = new AtomicInteger();
+		AutoCloseable secondListens = second.subscribe("h", null, notice -> count(notice, secondWoken));
+		AutoCloseable thirdListens = third.subscribe("h", null, notice -> count(notice, thirdWoken));
+		assertThat(second.acquire(waiting("h", "owner-2", "2")).status()).isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		assertThat(third.acquire(waiting("h", "owner-3", "3")).status()).isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		List<String> line = line("h");
+		assertThat(line).hasSize(3);
+		assertThat(zooKeeper.watchesOn(this.zk.lockPath("h") + "/" + line.get(0))).as("watching the holder").isEqualTo(1);
+		assertThat(zooKeeper.watchesOn(this.zk.lockPath("h") + "/" + line.get(1))).as("watching the second").isEqualTo(1);
+
+		long transactions = zooKeeper.transactions();
+		assertThat(first.release(ReleaseRequest.of("h", "owner-1", 1))).isEqualTo(Release.RELEASED);
+		org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> secondWoken.get() > 0);
+		Acquisition handedOff = second.acquire(waiting("h", "owner-2", "2"));
+		assertThat(handedOff.status()).isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(zooKeeper.transactions() - transactions).as("writes of the hand-off").isEqualTo(1);
+		assertThat(handedOff.token()).as("the next holder's token is higher").isGreaterThan(held.token());
+		// Its watch was on the second's node, which still stands: nothing could have woken it.
+		assertThat(zooKeeper.watchesOn(this.zk.lockPath("h") + "/" + line.get(1))).isEqualTo(1);
+		assertThat(thirdWoken).hasValue(0);
+
+		assertThat(second.release(ReleaseRequest.of("h", "owner-2", 1))).isEqualTo(Release.RELEASED);
+		org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> thirdWoken.get() > 0);
+		assertThat(third.acquire(waiting("h", "owner-3", "3")).status()).isEqualTo(Acquisition.Status.ACQUIRED);
+		secondListens.close();
+		thirdListens.close();
+	}
+
+	/**
+	 * An instance of either protocol never holds beside one of the other: a line cannot form under a
+	 * lock node (an ephemeral node has no children), and a lock node cannot be made where a line's
+	 * parent stands. Each waits for the other's release, and a lock-node instance takes a lock whose
+	 * line is empty again. (Run with the line under a path of its own, the line's instance held
+	 * beside the lock node's.)
+	 */
+	@Test
+	void theTwoProtocolsExcludeEachOtherAndHandTheLockOver() throws Exception {
+		ZooKeeperLockBackend node = this.zk.backend(ExclusiveProtocol.LOCK_NODE);
+		ZooKeeperLockBackend line = this.zk.backend(ExclusiveProtocol.LINE);
+		assertThat(node.acquire(AcquireRequest.of("m", "node-owner", 0, LONG)).status())
+			.isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(line.acquire(AcquireRequest.of("m", "line-owner", 0, LONG)).status())
+			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		CountDownLatch woken = new CountDownLatch(1);
+		AutoCloseable listens = line.subscribe("m", null, notice -> woken.countDown());
+		assertThat(line.acquire(waiting("m", "line-owner", "1")).status()).isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		assertThat(node.release(ReleaseRequest.of("m", "node-owner", 1))).isEqualTo(Release.RELEASED);
+		assertThat(woken.await(30, TimeUnit.SECONDS)).as("the line's waiter is woken by the lock node's release").isTrue();
+		assertThat(line.acquire(waiting("m", "line-owner", "1")).status()).isEqualTo(Acquisition.Status.ACQUIRED);
+		listens.close();
+
+		assertThat(node.acquire(AcquireRequest.of("m", "node-owner", 0, LONG)).status())
+			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		assertThat(line.release(ReleaseRequest.of("m", "line-owner", 1))).isEqualTo(Release.RELEASED);
+		Acquisition taken = node.acquire(AcquireRequest.of("m", "node-owner", 0, LONG));
+		assertThat(taken.status()).as("the empty line is no hold").isEqualTo(Acquisition.Status.ACQUIRED);
+		Stat stat = this.zk.observer().checkExists().forPath(this.zk.lockPath("m"));
+		assertThat(stat.getEphemeralOwner()).as("a lock node again").isNotZero();
+		assertThat(line.acquire(AcquireRequest.of("m", "line-owner", 0, LONG)).status())
+			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+	}
+
+	/**
+	 * Clients of both protocols, several threads each, on one lock during a switch: a counter read
+	 * and written in two steps under the lock keeps every update.
+	 */
+	@Test
+	void clientsOfBothProtocolsOnOneLockKeepEveryUpdate() throws Exception {
+		List<LockRegistry> registries = List.of(this.zk.registry(this.zk.backend(ExclusiveProtocol.LOCK_NODE)),
+				this.zk.registry(this.zk.backend(ExclusiveProtocol.LINE)),
+				this.zk.registry(this.zk.backend(ExclusiveProtocol.LOCK_NODE)),
+				this.zk.registry(this.zk.backend(ExclusiveProtocol.LINE)));
+		SharedCounter counter = this.zk.clients().counter("mixed-" + System.nanoTime());
+		int threadsPerClient = 2;
+		int updates = 40;
+		List<Future<?>> workers = new ArrayList<>();
+		CountDownLatch start = new CountDownLatch(1);
+		for (LockRegistry registry : registries) {
+			for (int t = 0; t < threadsPerClient; t++) {
+				workers.add(this.zk.threads().submit(() -> {
+					start.await();
+					Lock lock = registry.getLock("mixed");
+					for (int i = 0; i < updates; i++) {
+						lock.lock();
+						try {
+							long value = counter.get();
+							Thread.yield();
+							counter.set(value + 1);
+						}
+						finally {
+							lock.unlock();
+						}
+					}
+					return null;
+				}));
+			}
+		}
+		start.countDown();
+		for (Future<?> worker : workers) {
+			worker.get(5, TimeUnit.MINUTES);
+		}
+		assertThat(counter.get()).isEqualTo((long) registries.size() * threadsPerClient * updates);
+	}
+
+	private static AcquireRequest waiting(String name, String owner, String ticket) {
+		return new AcquireRequest(name, owner, 0, LONG, LockBackend.QUEUE_PLACE, ticket);
+	}
+
+	private static void count(LockNotice notice, AtomicInteger woken) {
+		if (notice == LockNotice.RELEASED) {
+			woken.incrementAndGet();
+		}
+	}
+
+	/** @return the nodes of the lock's line, in line order */
+	private List<String> line(String name) throws Exception {
+		List<String> nodes = new ArrayList<>(this.zk.observer().getChildren().forPath(this.zk.lockPath(name)));
+		nodes.sort((a, b) -> a.substring(a.length() - 10).compareTo(b.substring(b.length() - 10)));
+		return nodes;
+	}
+
+}
