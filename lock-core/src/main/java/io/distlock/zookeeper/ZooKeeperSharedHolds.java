@@ -563,6 +563,11 @@ final class ZooKeeperSharedHolds {
 		String prefix = attemptPrefix(kind, key.ticket());
 		Removal removal = () -> {
 			this.places.remove(key);
+			if (!this.client.getZookeeperClient().isConnected()) {
+				// Not now: Curator would wait for the connection, holding up the attempt's caller (or the lease
+				// thread) for a connection timeout; the reconnection runs it, or the session's end deletes the nodes.
+				return false;
+			}
 			ZooKeeper zk = this.connection.zooKeeper();
 			this.connection.hook("leave-checked", name);
 			return removeAttemptNodes(zk, parent, prefix);
