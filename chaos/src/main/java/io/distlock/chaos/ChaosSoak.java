@@ -20,6 +20,7 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryNTimes;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.data.Stat;
 
 import io.distlock.core.LockBackend;
 import io.distlock.embedded.RedisServerProcess;
@@ -34,7 +35,8 @@ import io.distlock.embedded.TcpRelay;
  *
  * <p>Arguments: {@code --short} (about 5 minutes; CI), {@code --long} (about 30 minutes; by hand),
  * {@code --sanity} (the same without any locking: it must report violations),
- * {@code --only=<run>,...} ({@code redis}, {@code redlock}, {@code zookeeper}), {@code --phases=<name>,...},
+ * {@code --only=<run>,...} ({@code redis}, {@code redlock}, {@code zookeeper}, {@code zookeeper-line}: the
+ * ZooKeeper run with exclusive locks held first in line), {@code --phases=<name>,...},
  * {@code --report=<file>} (Markdown), {@code --work=<dir>} (the clients' histories and logs).
  * Exits with 1 when a phase shows what a correct lock must not allow: overlapping holds where the
  * lock must keep exclusion, a stale write the fenced resource accepted, a stuck caller.
@@ -130,7 +132,7 @@ public final class ChaosSoak {
 	public static void main(String[] args) throws Exception {
 		Timing timing = Timing.SHORT;
 		boolean sanity = false;
-		List<String> runs = List.of("redis", "redlock", "zookeeper");
+		List<String> runs = List.of("redis", "redlock", "zookeeper", "zookeeper-line");
 		List<String> phases = List.of();
 		Path report = Path.of("target", "chaos-report.md");
 		Path work = Path.of("target", "chaos");
@@ -158,7 +160,7 @@ public final class ChaosSoak {
 			}
 			else {
 				System.err.println("Unknown argument " + arg
-						+ "; use --short | --long, --sanity, --only=redis,redlock,zookeeper, --phases=a,b, --report=<file>, --work=<dir>");
+						+ "; use --short | --long, --sanity, --only=redis,redlock,zookeeper,zookeeper-line, --phases=a,b, --report=<file>, --work=<dir>");
 				System.exit(2);
 			}
 		}
@@ -200,7 +202,10 @@ public final class ChaosSoak {
 				results.add(redlockRun(settings, resource, directory, progress));
 			}
 			if (settings.runs().contains("zookeeper")) {
-				results.add(zooKeeperRun(settings, resource, directory, progress));
+				results.add(zooKeeperRun(settings, resource, directory, progress, false));
+			}
+			if (settings.runs().contains("zookeeper-line")) {
+				results.add(zooKeeperRun(settings, resource, directory, progress, true));
 			}
 		}
 		return results;
@@ -310,9 +315,11 @@ public final class ChaosSoak {
 		}
 	}
 
+	/** @param line whether the clients hold exclusive locks first in their line ({@code ExclusiveProtocol.LINE}) */
 	private static RunResult zooKeeperRun(Settings settings, RedisServerProcess resource, Path directory,
-			Consumer<String> progress) {
-		try (ZooKeeperEnsemble ensemble = new ZooKeeperEnsemble(3, directory.resolve("zookeeper-servers"))) {
+			Consumer<String> progress, boolean line) {
+		String run = line ? "zookeeper-line" : "zookeeper";
+		try (ZooKeeperEnsemble ensemble = new ZooKeeperEnsemble(3, directory.resolve(run + "-servers"))) {
 			Timing timing = settings.timing();
 			List<Phase> phases = new ArrayList<>();
 			phases.add(new Phase("zk-calm", "nothing", true, context -> context.hold(timing.fault())));
@@ -361,8 +368,8 @@ public final class ChaosSoak {
 					context -> context.freezeClient(0, Duration.ofSeconds(6))).pausing("c1"));
 			// Each fault starts from a whole ensemble with a leader.
 			phases.forEach(phase -> phase.preparedBy(ensemble::awaitLeader));
-			return runPhases("zookeeper", "ZooKeeper ensemble of 3 servers", settings, phases,
-					List.of("lock=zookeeper:" + ensemble.connectString()), resource, directory, progress, true,
+			return runPhases(run, "ZooKeeper ensemble of 3 servers" + (line ? ", holders first in line" : ""), settings,
+					phases, List.of("lock=" + run + ":" + ensemble.connectString()), resource, directory, progress, true,
 					// A stopped client's session ends one session timeout (the watchdog timeout) after its
 					// last heartbeat; the leader expires sessions on tick boundaries.
 					WATCHDOG.plusSeconds(3), () -> Leftovers.ofZnodes(lockNodes(ensemble.connectString())));
@@ -371,8 +378,9 @@ public final class ChaosSoak {
 
 	/**
 	 * @return the lock znodes under the soak's base path, which its clients' sessions should have taken
-	 * along, and the places left in the locks' lines ({@code <name>.q}; an empty line is a container
-	 * node that the ensemble deletes by itself a while later, and holds nobody up)
+	 * along, and the places left in the locks' lines (the children of {@code <name>.q}, or of the lock's
+	 * path when its holders are first in line; an empty line is a container node that the ensemble
+	 * deletes by itself a while later, and holds nobody up)
 	 */
 	private static List<String> lockNodes(String connectString) {
 		try (CuratorFramework curator = CuratorFrameworkFactory.newClient(connectString, 10_000, 5_000,
@@ -386,7 +394,12 @@ public final class ChaosSoak {
 			}
 			List<String> left = new ArrayList<>();
 			for (String node : curator.getChildren().forPath("/distlock")) {
-				if (!node.endsWith(".q")) {
+				Stat stat = curator.checkExists().forPath("/distlock/" + node);
+				if (stat == null) {
+					continue;
+				}
+				if (stat.getEphemeralOwner() != 0) {
+					// A lock node (the default protocol's holder).
 					left.add(node);
 					continue;
 				}

@@ -44,7 +44,8 @@ import io.distlock.zookeeper.ZooKeeperLockRegistry;
  * every attempt as a {@link HoldRecord}. Started and stopped by {@link SoakClients}.
  *
  * <p>Arguments are {@code name=value} pairs: {@code client}, {@code lock} ({@code redis:<port>},
- * {@code redlock:<port>,<port>,...}, all on 127.0.0.1, or {@code zookeeper:<connect string>}), {@code resource} (port), {@code threads},
+ * {@code redlock:<port>,<port>,...}, all on 127.0.0.1, or {@code zookeeper:<connect string>}, or
+ * {@code zookeeper-line:<connect string>} for exclusive locks held first in line), {@code resource} (port), {@code threads},
  * {@code keys}, {@code watchdog} and {@code wait} (milliseconds), {@code history} (file) and
  * {@code sanity} ({@code true}: no locking at all, to show that the checker catches what a missing
  * lock does). It prints {@code READY} once its registry works and stops when a line {@code stop}
@@ -130,8 +131,10 @@ public final class SoakClient {
 
 	private static BackendLockRegistry registry(String lock, LockEngineOptions options, Duration watchdog) {
 		String[] kindAndServers = lock.split(":", 2);
-		if (kindAndServers[0].equals("zookeeper")) {
-			return ZooKeeperLockRegistry.owning(curator(kindAndServers[1], watchdog), "/distlock", options);
+		if (kindAndServers[0].startsWith("zookeeper")) {
+			ZooKeeperLockRegistry.ExclusiveProtocol protocol = kindAndServers[0].equals("zookeeper-line")
+					? ZooKeeperLockRegistry.ExclusiveProtocol.LINE : ZooKeeperLockRegistry.ExclusiveProtocol.LOCK_NODE;
+			return ZooKeeperLockRegistry.owning(curator(kindAndServers[1], watchdog), "/distlock", options, protocol);
 		}
 		List<RedisConnectionFactory> factories = new ArrayList<>();
 		for (String port : kindAndServers[1].split(",")) {
@@ -148,7 +151,8 @@ public final class SoakClient {
 			case "redis" -> new RedisLockRegistry(factories.get(0), "distlock", options);
 			case "redlock" -> RedlockLockRegistry.owning(factories, "distlock", RedlockSettings.DEFAULTS, options);
 			default -> throw new IllegalArgumentException(
-					"lock must be redis:<port>, redlock:<ports> or zookeeper:<connect string> but was " + lock);
+					"lock must be redis:<port>, redlock:<ports>, zookeeper:<connect string> or zookeeper-line:<connect string> but was "
+							+ lock);
 		};
 	}
 

@@ -90,6 +90,41 @@ class ZooKeeperAutoConfigurationTests {
 		assertThat(observer.checkExists().forPath("/apps/locks/from-properties")).isNull();
 	}
 
+	/** The holder is the first node of the lock's line, under a container at the lock node's path. */
+	@Test
+	void theLineProtocolIsChosenByAProperty() throws Exception {
+		runner()
+			.withPropertyValues("distlock.zookeeper.connect-string=" + server.getConnectString(),
+					"distlock.zookeeper.base-path=/apps/line", "distlock.zookeeper.exclusive-protocol=line")
+			.run(context -> {
+				assertThat(context).hasNotFailed();
+				DistLock lock = context.getBean(LockRegistry.class).getLock("in-line");
+				assertThat(lock.tryLock(Duration.ofSeconds(10))).isTrue();
+				org.apache.zookeeper.data.Stat parent = observer.checkExists().forPath("/apps/line/in-line");
+				assertThat(parent.getEphemeralOwner()).as("a container, not a lock node").isZero();
+				List<String> line = observer.getChildren().forPath("/apps/line/in-line");
+				assertThat(line).hasSize(1);
+				assertThat(lock.getFencingToken())
+					.isEqualTo(observer.checkExists().forPath("/apps/line/in-line/" + line.get(0)).getCzxid());
+				lock.unlock();
+				assertThat(observer.getChildren().forPath("/apps/line/in-line")).isEmpty();
+			});
+	}
+
+	@Test
+	void anUnknownExclusiveProtocolFailsStartUpNamingTheProperty() {
+		runner()
+			.withPropertyValues("distlock.zookeeper.connect-string=" + server.getConnectString(),
+					"distlock.zookeeper.exclusive-protocol=queue")
+			.run(context -> {
+				assertThat(context).hasFailed();
+				// Spring Boot's own binding failure, which its failure analysis shows with the valid values.
+				assertThat(context.getStartupFailure()).hasStackTraceContaining("distlock.zookeeper.exclusive-protocol")
+					.rootCause()
+					.hasMessageContaining("queue");
+			});
+	}
+
 	@Test
 	void theApplicationsOwnCuratorClientIsUsedAndNotClosed() {
 		runner().withUserConfiguration(OwnCurator.class)
