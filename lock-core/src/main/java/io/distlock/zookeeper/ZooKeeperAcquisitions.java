@@ -108,7 +108,9 @@ final class ZooKeeperAcquisitions {
 					if (existing.getNumChildren() > 0) {
 						return Acquisition.heldByOther(this.connection.sessionTimeout());
 					}
-					if (emptyLineMet || !deleteEmptyLine(path, existing.getVersion())) {
+					this.connection.hookQuietly("empty-line-read", name);
+					// Version 0: not a parent this version made (see deleteEmptyLine), so left to the ensemble.
+					if (emptyLineMet || existing.getVersion() < 1 || !deleteEmptyLine(path, existing.getVersion())) {
 						return Acquisition.heldByOther(STALE_NODE_RETRY);
 					}
 					emptyLineMet = true;
@@ -149,7 +151,10 @@ final class ZooKeeperAcquisitions {
 	/**
 	 * Deletes the empty parent of a line of the LINE protocol at the lock's path; a delete of a node
 	 * with children is refused by ZooKeeper, so an instance of that protocol that joined meanwhile keeps
-	 * the lock.
+	 * the lock. The delete is conditional on the data version the parent was read with, which is 1 or
+	 * more (see {@code ZooKeeperSharedHolds.makeLineParent}) where every lock node's is 0: a lock node
+	 * another client made at the path since the read (after deleting the parent itself, or after the
+	 * ensemble did), or a re-sent copy of this delete after a connection loss, is never deleted.
 	 * @return whether the path is free now
 	 */
 	private boolean deleteEmptyLine(String path, int version) {

@@ -303,7 +303,10 @@ public final class ZooKeeperLockBackend implements LockBackend {
 	@Override
 	public Duration remainingLease(String name) {
 		if (this.holdersInLine) {
-			return this.shared.remainingLease(name, HoldKind.EXCLUSIVE);
+			Duration inLine = this.shared.remainingLease(name, HoldKind.EXCLUSIVE);
+			if (!inLine.isZero()) {
+				return inLine;
+			}
 		}
 		Held hold = this.holds.get(name);
 		if (hold != null && !hold.gone) {
@@ -311,8 +314,10 @@ public final class ZooKeeperLockBackend implements LockBackend {
 			return Duration.ofNanos(Math.max(1_000_000, left));
 		}
 		try {
-			return (this.client.checkExists().forPath(this.connection.path(name)) != null) ? this.connection.sessionTimeout()
-					: Duration.ZERO;
+			Stat stat = this.client.checkExists().forPath(this.connection.path(name));
+			// A lock node (ephemeral), or a line's parent with someone in line; an empty line's parent holds nobody.
+			return (stat != null && (stat.getEphemeralOwner() != 0 || stat.getNumChildren() > 0))
+					? this.connection.sessionTimeout() : Duration.ZERO;
 		}
 		catch (Exception ex) {
 			throw this.connection.failure(ex);

@@ -59,7 +59,9 @@ public class ZooKeeperLockRegistry extends BackendLockRegistry {
 	 * each other by ZooKeeper's own rules, so a switch can roll through a running service: a line's
 	 * parent is a node at the lock node's path, and an ephemeral node (a lock node) can have no
 	 * children. While instances of both share a lock, those of {@link #LOCK_NODE} find it free only
-	 * when nobody is in the line, so they may wait longer than the others.
+	 * when nobody is in the line, so they may wait longer than the others. Instances of versions before
+	 * {@link #LINE} existed also exclude those of {@link #LINE}, but wait for the ensemble to remove an
+	 * empty line's parent (about a minute): upgrade every instance before switching.
 	 */
 	public enum ExclusiveProtocol {
 

@@ -362,7 +362,9 @@ final class ZooKeeperQueue {
 	 * a frozen first node is passed within about one place time of the release).
 	 */
 	private boolean lapsed(ZooKeeper zk, Place place, String name, String first, Duration placeTime) throws Exception {
-		boolean free = zk.exists(this.connection.fullPath(this.connection.path(name)), false) == null;
+		Stat lock = zk.exists(this.connection.fullPath(this.connection.path(name)), false);
+		// No node, or the empty parent of a line under the other protocol (ZooKeeperLockRegistry.ExclusiveProtocol).
+		boolean free = lock == null || (lock.getEphemeralOwner() == 0 && lock.getNumChildren() == 0);
 		long now = System.nanoTime();
 		synchronized (place.lapse()) {
 			Lapse lapse = place.lapse();

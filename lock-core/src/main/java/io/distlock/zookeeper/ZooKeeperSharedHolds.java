@@ -420,25 +420,54 @@ final class ZooKeeperSharedHolds {
 		String node = (key.kind() == HoldKind.PERMIT) ? prefix + request.permits() + "-" : prefix;
 		Stat stat = new Stat();
 		byte[] data = ZooKeeperNodeData.nodeData(key.owner(), key.ticket());
-		String path;
-		try {
-			path = inLine(parent + "/" + node, data, stat);
-		}
-		catch (KeeperException.NoNodeException noParent) {
-			// Only the lock's own parent is a container, which the ensemble deletes once it stays empty;
-			// the base path above it stays persistent, as the exclusive locks made it.
+		String path = null;
+		for (int tries = 1; path == null; tries++) {
 			try {
-				this.client.create().creatingParentsIfNeeded().withMode(CreateMode.CONTAINER).forPath(parent);
+				path = inLine(parent + "/" + node, data, stat);
 			}
-			catch (KeeperException.NodeExistsException made) {
-				// Another client made it first (for an exclusive lock, perhaps a lock-node holder: see above).
+			catch (KeeperException.NoNodeException noParent) {
+				if (tries > MAX_TRIES) {
+					throw noParent;
+				}
+				// No parent, or (an exclusive lock's) deleted by a lock-node instance before this node landed in it.
+				try {
+					if (key.kind() == HoldKind.EXCLUSIVE) {
+						makeLineParent(parent);
+					}
+					else {
+						this.client.create().creatingParentsIfNeeded().withMode(CreateMode.CONTAINER).forPath(parent);
+					}
+				}
+				catch (KeeperException.NodeExistsException made) {
+					// Another client made it first (for an exclusive lock, perhaps a lock-node holder: see above).
+				}
+				this.connection.hook("line-parent-made", key.name());
 			}
-			path = inLine(parent + "/" + node, data, stat);
 		}
 		this.connection.hook("created-in-line", key.name());
 		Place place = new Place(ZKPaths.getNodeFromPath(path), stat.getCzxid(), stat.getEphemeralOwner());
 		this.places.put(key, place);
 		return place;
+	}
+
+	/** An exclusive lock's line parent is born with data version 1: a lock node never leaves version 0. */
+	private void makeLineParent(String parent) throws Exception {
+		try {
+			this.client.transaction()
+				.forOperations(this.client.transactionOp().create().withMode(CreateMode.CONTAINER).forPath(parent),
+						this.client.transactionOp().setData().withVersion(0).forPath(parent, new byte[0]));
+		}
+		catch (KeeperException.NoNodeException noBase) {
+			try {
+				this.client.create().creatingParentsIfNeeded().forPath(ZKPaths.getPathAndNode(parent).getPath());
+			}
+			catch (KeeperException.NodeExistsException made) {
+				// Another client made it.
+			}
+			this.client.transaction()
+				.forOperations(this.client.transactionOp().create().withMode(CreateMode.CONTAINER).forPath(parent),
+						this.client.transactionOp().setData().withVersion(0).forPath(parent, new byte[0]));
+		}
 	}
 
 	/**

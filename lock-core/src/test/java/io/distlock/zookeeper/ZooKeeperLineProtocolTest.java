@@ -8,7 +8,9 @@ import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.Lock;
 
 import org.apache.zookeeper.data.Stat;
@@ -179,6 +181,77 @@ class ZooKeeperLineProtocolTest {
 			worker.get(5, TimeUnit.MINUTES);
 		}
 		assertThat(counter.get()).isEqualTo((long) registries.size() * threadsPerClient * updates);
+	}
+
+	/**
+	 * A lock-node instance deletes an empty line's parent in its way by the parent's data version, which
+	 * must not be a lock node's (0): a lock node another instance made at the path after the parent was
+	 * read stays. (With the parent born at version 0, it was deleted, and both instances held.)
+	 */
+	@Test
+	void anEmptyLineDeletedByVersionNeverDeletesALockNodeMadeSince() throws Exception {
+		ZooKeeperLockBackend line = this.zk.backend(ExclusiveProtocol.LINE);
+		ZooKeeperLockBackend a = this.zk.backend(ExclusiveProtocol.LOCK_NODE);
+		ZooKeeperLockBackend c = this.zk.backend(ExclusiveProtocol.LOCK_NODE);
+		// An empty line's parent at the lock's path (as any LINE release leaves it).
+		assertThat(line.acquire(AcquireRequest.of("e", "line-owner", 0, LONG)).status())
+			.isEqualTo(Acquisition.Status.ACQUIRED);
+		line.release(ReleaseRequest.of("e", "line-owner", 1));
+		assertThat(this.zk.observer().checkExists().forPath(this.zk.lockPath("e")).getEphemeralOwner()).isZero();
+
+		AtomicBoolean once = new AtomicBoolean();
+		AtomicReference<Acquisition> cTook = new AtomicReference<>();
+		a.hook = (at, name) -> {
+			if (at.equals("empty-line-read") && once.compareAndSet(false, true)) {
+				// Between A's read of the empty parent and A's delete: C, of the same protocol, deletes the parent
+				// itself and takes the lock (its node has data version 0 as the parent had).
+				cTook.set(c.acquire(AcquireRequest.of("e", "c-owner", 0, LONG)));
+			}
+		};
+		Acquisition aTook = a.acquire(AcquireRequest.of("e", "a-owner", 0, LONG));
+		assertThat(cTook.get().status()).isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(c.isHeldBy("e", "c-owner")).as("C's node still stands").isTrue();
+		assertThat(aTook.status()).as("A must not hold beside C").isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+	}
+
+	/**
+	 * The line's parent, just made, is deleted before the node in line is created under it (by a
+	 * lock-node instance whose own create has not landed yet): a contended lock, not a failure.
+	 * (Before, the acquisition threw.)
+	 */
+	@Test
+	void aLineParentDeletedBeforeTheNodeInLineIsNoFailure() throws Exception {
+		ZooKeeperLockBackend line = this.zk.backend(ExclusiveProtocol.LINE);
+		// The base path exists, the lock's path does not.
+		this.zk.observer().create().creatingParentsIfNeeded().forPath(this.zk.basePath() + "/other");
+		AtomicBoolean once = new AtomicBoolean();
+		line.hook = (at, name) -> {
+			if (at.equals("line-parent-made") && once.compareAndSet(false, true)) {
+				this.zk.observer().delete().forPath(this.zk.lockPath("p"));
+			}
+		};
+		Acquisition took = line.acquire(AcquireRequest.of("p", "line-owner", 0, LONG));
+		assertThat(once).isTrue();
+		assertThat(took.status()).isIn(Acquisition.Status.ACQUIRED, Acquisition.Status.HELD_BY_OTHER);
+	}
+
+	/**
+	 * Each protocol's {@code remainingLease} (and so {@code isLocked()}) sees the other's hold, and an
+	 * empty line as free. (Before, each missed one of them.)
+	 */
+	@Test
+	void remainingLeaseSeesTheOtherProtocolsHoldAndAnEmptyLineAsFree() throws Exception {
+		ZooKeeperLockBackend node = this.zk.backend(ExclusiveProtocol.LOCK_NODE);
+		ZooKeeperLockBackend line = this.zk.backend(ExclusiveProtocol.LINE);
+		assertThat(node.acquire(AcquireRequest.of("q", "node-owner", 0, LONG)).status())
+			.isEqualTo(Acquisition.Status.ACQUIRED);
+		Duration seenByLine = line.remainingLease("q");
+		assertThat(line.acquire(AcquireRequest.of("r", "line-owner", 0, LONG)).status())
+			.isEqualTo(Acquisition.Status.ACQUIRED);
+		line.release(ReleaseRequest.of("r", "line-owner", 1));
+		Duration emptyLineSeenByNode = node.remainingLease("r");
+		assertThat(emptyLineSeenByNode).as("LOCK_NODE sees an empty line as free").isZero();
+		assertThat(seenByLine).as("LINE sees a lock-node holder").isPositive();
 	}
 
 	private static AcquireRequest waiting(String name, String owner, String ticket) {
