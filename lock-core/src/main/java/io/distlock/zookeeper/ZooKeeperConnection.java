@@ -107,6 +107,17 @@ final class ZooKeeperConnection {
 		return ZKPaths.fixForNamespace(this.client.getNamespace(), path);
 	}
 
+	/**
+	 * Waits for a connection, up to the connection timeout, if the client has none now: the raw
+	 * handle's calls fail at once while the client moves to another server, where Curator's own calls
+	 * wait for it, so a lock call that starts with them must wait first.
+	 */
+	void awaitConnection() throws InterruptedException {
+		if (!this.client.getZookeeperClient().isConnected()) {
+			this.client.getZookeeperClient().blockUntilConnectedOrTimedOut();
+		}
+	}
+
 	/** @return the current session's handle, which can never act for a later session */
 	ZooKeeper zooKeeper() throws Exception {
 		return this.client.getZookeeperClient().getZooKeeper();

@@ -315,8 +315,9 @@ public final class ZooKeeperLockBackend implements LockBackend {
 		}
 		try {
 			Stat stat = this.client.checkExists().forPath(this.connection.path(name));
-			// A lock node (ephemeral), or a line's parent with someone in line; an empty line's parent holds nobody.
-			return (stat != null && (stat.getEphemeralOwner() != 0 || stat.getNumChildren() > 0))
+			// A lock node (ephemeral), or a line's parent with someone in line; an empty line's parent holds nobody
+			// (one at version 0, made by no version that deletes it, keeps the lock-node protocol out).
+			return (stat != null && (stat.getEphemeralOwner() != 0 || stat.getNumChildren() > 0 || stat.getVersion() < 1))
 					? this.connection.sessionTimeout() : Duration.ZERO;
 		}
 		catch (Exception ex) {

@@ -61,7 +61,8 @@ public class ZooKeeperLockRegistry extends BackendLockRegistry {
 	 * children. While instances of both share a lock, those of {@link #LOCK_NODE} find it free only
 	 * when nobody is in the line, so they may wait longer than the others. Instances of versions before
 	 * {@link #LINE} existed also exclude those of {@link #LINE}, but wait for the ensemble to remove an
-	 * empty line's parent (about a minute): upgrade every instance before switching.
+	 * empty line's parent (about a minute, or for good if the line was never joined): upgrade every
+	 * instance before switching.
 	 */
 	public enum ExclusiveProtocol {
 

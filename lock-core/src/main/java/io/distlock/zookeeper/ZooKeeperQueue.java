@@ -153,6 +153,7 @@ final class ZooKeeperQueue {
 		String ticket = String.valueOf(request.ticket());
 		Duration placeTime = min(LockBackend.QUEUE_PLACE, request.lease());
 		try {
+			this.connection.awaitConnection();
 			if (!mayWait && !this.places.containsKey(name)) {
 				// A try without a wait passes nobody in line, as Curator's does not and Redis's does not: the
 				// first in line may have been woken by the release and not have created yet.
@@ -363,8 +364,10 @@ final class ZooKeeperQueue {
 	 */
 	private boolean lapsed(ZooKeeper zk, Place place, String name, String first, Duration placeTime) throws Exception {
 		Stat lock = zk.exists(this.connection.fullPath(this.connection.path(name)), false);
-		// No node, or the empty parent of a line under the other protocol (ZooKeeperLockRegistry.ExclusiveProtocol).
-		boolean free = lock == null || (lock.getEphemeralOwner() == 0 && lock.getNumChildren() == 0);
+		// No node, or the empty parent of a line under the other protocol (ZooKeeperLockRegistry.ExclusiveProtocol)
+		// that the create can delete (ZooKeeperAcquisitions.deleteEmptyLine).
+		boolean free = lock == null
+				|| (lock.getEphemeralOwner() == 0 && lock.getNumChildren() == 0 && lock.getVersion() >= 1);
 		long now = System.nanoTime();
 		synchronized (place.lapse()) {
 			Lapse lapse = place.lapse();

@@ -293,12 +293,13 @@ final class ZooKeeperSharedHolds {
 			if (place == null) {
 				place = create(parent, key, prefix, request, session);
 				if (place == null) {
-					// An exclusive lock held through the lock-node protocol: its node is ephemeral, and so has no line.
-					if (request.queueFor().toMillis() > 0
+					// An exclusive lock held through the lock-node protocol (its node is ephemeral, and so has no
+					// line), or one whose line's parent kept vanishing: contended either way.
+					if (request.queueFor().toMillis() > 0 && tries < MAX_TRIES
 							&& !this.predecessors.watchWhileThere(zk, parent, key.name())) {
 						continue;
 					}
-					return Acquisition.heldByOther(this.connection.sessionTimeout());
+					return Acquisition.heldByOther((tries < MAX_TRIES) ? this.connection.sessionTimeout() : LATE_LOOK_RETRY);
 				}
 				if (place.session() != session) {
 					// The session changed while the create was on its way: the node is the new session's, and the
@@ -402,7 +403,8 @@ final class ZooKeeperSharedHolds {
 	 * {@link ZooKeeperLockRegistry.ExclusiveProtocol} exclude each other by ZooKeeper's own rules: a
 	 * line's parent stands while anyone is in it, where a lock-node create finds its node taken; and
 	 * an ephemeral node, a lock-node holder's, can have no child, so nobody joins a line under it.
-	 * @return the place, or {@code null} if the lock is held through its own (ephemeral) node
+	 * @return the place, or {@code null} if the lock is held through its own (ephemeral) node, or the
+	 * line's parent kept vanishing under the create (lock-node instances deleting it as empty)
 	 */
 	private Place create(String parent, AttemptKey key, String prefix, AcquireRequest request, long session)
 			throws Exception {
@@ -410,7 +412,7 @@ final class ZooKeeperSharedHolds {
 		try {
 			return createInLine(parent, key, prefix, request);
 		}
-		catch (KeeperException.NoChildrenForEphemeralsException lockNodeHeld) {
+		catch (KeeperException.NoChildrenForEphemeralsException | KeeperException.NoNodeException contended) {
 			this.places.remove(key);
 			return null;
 		}
@@ -450,7 +452,13 @@ final class ZooKeeperSharedHolds {
 		return place;
 	}
 
-	/** An exclusive lock's line parent is born with data version 1: a lock node never leaves version 0. */
+	/**
+	 * An exclusive lock's line parent is born with data version 1, which a lock node never has: nothing
+	 * ever sets data on a lock node (an exclusive token is its {@code czxid}; only a read, write or
+	 * permit node's token is a {@code setData}, see {@link #issueToken}), so it stays at version 0. A
+	 * lock-node instance deletes an empty parent only at the version it read, which is how it can never
+	 * delete a lock node made at the path since (see {@code ZooKeeperAcquisitions.deleteEmptyLine}).
+	 */
 	private void makeLineParent(String parent) throws Exception {
 		try {
 			this.client.transaction()
@@ -662,6 +670,10 @@ final class ZooKeeperSharedHolds {
 				request.heldCount(), request.within());
 	}
 
+	/**
+	 * A read, write or permit hold's token: a {@code setData} on its node. Never for an exclusive hold,
+	 * whose token is its node's czxid: a lock node must stay at data version 0 (see {@link #makeLineParent}).
+	 */
 	long issueToken(String name, HoldKind kind, String owner, String attemptId) {
 		Held hold = this.holds.get(name, kind, owner);
 		if (!live(hold) || (attemptId != null && !attemptId.equals(hold.attemptId()))) {

@@ -90,7 +90,8 @@ final class ZooKeeperClientsExtension implements BeforeEachCallback, AfterEachCa
 		return backend(clients().newCurator(ZooKeeperTestClients.SESSION_TIMEOUT), protocol);
 	}
 
-	private ZooKeeperLockBackend backend(CuratorFramework curator, ZooKeeperLockRegistry.ExclusiveProtocol protocol) {
+	/** @return a backend that owns {@code curator} and holds exclusive locks by {@code protocol}, closed after the test */
+	ZooKeeperLockBackend backend(CuratorFramework curator, ZooKeeperLockRegistry.ExclusiveProtocol protocol) {
 		return closeAfterTest(new ZooKeeperLockBackend(curator, this.basePath, ZooKeeperTestClients.CONNECTION_TIMEOUT,
 				true, protocol));
 	}

@@ -137,6 +137,10 @@ class ZooKeeperLineProtocolTest {
 		assertThat(taken.status()).as("the empty line is no hold").isEqualTo(Acquisition.Status.ACQUIRED);
 		Stat stat = this.zk.observer().checkExists().forPath(this.zk.lockPath("m"));
 		assertThat(stat.getEphemeralOwner()).as("a lock node again").isNotZero();
+		assertThat(node.renew(List.of(new LockBackend.HoldRef("m", "node-owner", taken.attemptId(),
+				io.distlock.HoldKind.EXCLUSIVE)), LONG, null)).containsExactly(true);
+		assertThat(this.zk.observer().checkExists().forPath(this.zk.lockPath("m")).getVersion())
+			.as("a lock node's data version, which an empty line's parent never has").isZero();
 		assertThat(line.acquire(AcquireRequest.of("m", "line-owner", 0, LONG)).status())
 			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
 	}

@@ -27,6 +27,8 @@ final class ZooKeeperServerExtension implements BeforeAllCallback, AfterAllCallb
 
 	private TestingServer server;
 
+	private boolean stopped;
+
 	/** @return the running server's connect string */
 	String connectString() {
 		return server().getConnectString();
@@ -70,6 +72,25 @@ final class ZooKeeperServerExtension implements BeforeAllCallback, AfterAllCallb
 		ObjectName name = new ObjectName(
 				"org.apache.ZooKeeperService:name0=StandaloneServer_port" + server().getPort() + bean);
 		return ManagementFactory.getPlatformMBeanServer().getAttribute(name, attribute);
+	}
+
+	/** Stops the server, keeping its data for {@link #restart()}. */
+	void stop() throws IOException {
+		server().stop();
+		this.stopped = true;
+	}
+
+	/** Starts the stopped server again on its port, with its data (and its sessions, within their timeout). */
+	void restart() throws Exception {
+		server().restart();
+		this.stopped = false;
+	}
+
+	/** Starts the server again if a test stopped it and did not get to restart it. */
+	void restartIfStopped() throws Exception {
+		if (this.stopped) {
+			restart();
+		}
 	}
 
 	private TestingServer server() {
