@@ -13,6 +13,8 @@ import org.apache.curator.framework.state.ConnectionState;
 import org.apache.zookeeper.data.Stat;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import io.distlock.LockRegistry;
 import io.distlock.core.AcquireRequest;
@@ -41,12 +43,15 @@ class ZooKeeperServerRequestsTest {
 	/**
 	 * A read of the line, the create and the delete: 3 requests, 2 of them writes, as Curator's
 	 * create, read of its children and delete. (Before, the release read the node before deleting it: 4.)
+	 * With holders first in line: the create of the node in line, a read of the line and the delete.
 	 */
-	@Test
-	void anUncontendedPairAsksTheServerForThreeRequestsTwoOfThemWrites() throws Exception {
-		LockRegistry registry = this.zk.registry(this.zk.backend());
+	@ParameterizedTest
+	@EnumSource(ZooKeeperLockRegistry.ExclusiveProtocol.class)
+	void anUncontendedPairAsksTheServerForThreeRequestsTwoOfThemWrites(ZooKeeperLockRegistry.ExclusiveProtocol protocol)
+			throws Exception {
+		LockRegistry registry = this.zk.registry(this.zk.backend(protocol));
 		Lock lock = registry.getLock("pair");
-		// The first pair also makes the base path.
+		// The first pair also makes the base path (and the line's parent).
 		lock.lock();
 		lock.unlock();
 		long fewestRequests = Long.MAX_VALUE;
