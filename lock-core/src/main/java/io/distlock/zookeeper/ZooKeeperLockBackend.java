@@ -27,7 +27,12 @@ import io.distlock.zookeeper.ZooKeeperDeletions.Companion;
 import io.distlock.zookeeper.ZooKeeperHolds.Held;
 
 /**
- * Keeps locks in ZooKeeper through Apache Curator: one ephemeral znode per held lock,
+ * Keeps locks in ZooKeeper through Apache Curator. What follows is the default protocol of exclusive
+ * locks, {@link ZooKeeperLockRegistry.ExclusiveProtocol#LOCK_NODE}; under
+ * {@link ZooKeeperLockRegistry.ExclusiveProtocol#LINE} they are held as read-write locks' write holds
+ * are, the first node of the lock's line holding ({@link ZooKeeperSharedHolds}).
+ *
+ * <p>One ephemeral znode per held lock,
  * {@code <basePath>/<encoded name>} (see {@link ZooKeeperNodeNames}), whose data is the owner id,
  * a NUL character and the nonce of the create that made it (the attempt's ticket, a dot, a UUID):
  * only the create that made a node takes it up, see {@link #acquire(AcquireRequest)}.

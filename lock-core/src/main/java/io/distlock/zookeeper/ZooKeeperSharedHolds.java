@@ -31,7 +31,9 @@ import io.distlock.zookeeper.ZooKeeperHolds.Held;
  * their own per lock: {@code <basePath>/<encoded name>.rw} for a read-write lock,
  * {@code .sem} for a semaphore ({@link ZooKeeperNodeNames} never makes a '.', so these never meet
  * an exclusive lock's node). The parent is a container node, which the ensemble deletes once it
- * stayed empty for a while.
+ * stayed empty for a while. Exclusive holds under {@link ZooKeeperLockRegistry.ExclusiveProtocol#LINE}
+ * are kept here too, as {@code x} nodes that hold as a write node does, under a parent at the lock
+ * node's own path (see {@link #create}); each of their waiters watches only the node before its own.
  *
  * <p><b>Nodes.</b> {@code <k>-<instance>.<ticket>-<sequence>}, {@code k} being {@code r}, {@code w}
  * or {@code p}; a permit node also carries the permits its owner declared
@@ -148,7 +150,8 @@ final class ZooKeeperSharedHolds {
 					String body = name.substring(2, last - 1);
 					permits = Integer.parseInt(body.substring(body.lastIndexOf('.') + 1));
 				}
-				return (kind == 'r' || kind == 'w' || kind == 'p' || kind == 'x') ? new Node(name, kind, sequence, downgrade, permits) : null;
+				boolean known = kind == 'r' || kind == 'w' || kind == 'p' || kind == 'x';
+				return known ? new Node(name, kind, sequence, downgrade, permits) : null;
 			}
 			catch (NumberFormatException ex) {
 				return null;
@@ -461,9 +464,7 @@ final class ZooKeeperSharedHolds {
 	 */
 	private void makeLineParent(String parent) throws Exception {
 		try {
-			this.client.transaction()
-				.forOperations(this.client.transactionOp().create().withMode(CreateMode.CONTAINER).forPath(parent),
-						this.client.transactionOp().setData().withVersion(0).forPath(parent, new byte[0]));
+			createAtVersionOne(parent);
 		}
 		catch (KeeperException.NoNodeException noBase) {
 			try {
@@ -472,10 +473,14 @@ final class ZooKeeperSharedHolds {
 			catch (KeeperException.NodeExistsException made) {
 				// Another client made it.
 			}
-			this.client.transaction()
-				.forOperations(this.client.transactionOp().create().withMode(CreateMode.CONTAINER).forPath(parent),
-						this.client.transactionOp().setData().withVersion(0).forPath(parent, new byte[0]));
+			createAtVersionOne(parent);
 		}
+	}
+
+	private void createAtVersionOne(String parent) throws Exception {
+		this.client.transaction()
+			.forOperations(this.client.transactionOp().create().withMode(CreateMode.CONTAINER).forPath(parent),
+					this.client.transactionOp().setData().withVersion(0).forPath(parent, new byte[0]));
 	}
 
 	/**
