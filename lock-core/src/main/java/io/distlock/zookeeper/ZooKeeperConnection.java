@@ -1,6 +1,7 @@
 package io.distlock.zookeeper;
 
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.utils.ZKPaths;
@@ -16,6 +17,8 @@ import io.distlock.zookeeper.ZooKeeperLockBackend.ZooKeeperCallException;
  * ensemble.
  */
 final class ZooKeeperConnection {
+
+	private static final Duration NEW_SESSION_WAIT = Duration.ofMillis(500);
 
 	private final CuratorFramework client;
 
@@ -107,13 +110,32 @@ final class ZooKeeperConnection {
 		return ZKPaths.fixForNamespace(this.client.getNamespace(), path);
 	}
 
+	/** @return whether the client is connected now, where Curator's calls would go through without waiting */
+	boolean isConnected() {
+		return this.client.getZookeeperClient().isConnected();
+	}
+
+	/**
+	 * Waits a moment for a session Curator opened after the last one ended, which connects within
+	 * moments to a reachable ensemble: a lock call whose look met the replacement starts over on it, or
+	 * tells its caller at once that the ensemble is out of reach.
+	 * @return whether the client is connected, within half a second (or the connection timeout, if shorter)
+	 */
+	boolean newSessionConnected() throws InterruptedException {
+		if (isConnected()) {
+			return true;
+		}
+		long millis = Math.min(NEW_SESSION_WAIT.toMillis(), this.client.getZookeeperClient().getConnectionTimeoutMs());
+		return this.client.blockUntilConnected((int) millis, TimeUnit.MILLISECONDS);
+	}
+
 	/**
 	 * Waits for a connection, up to the connection timeout, if the client has none now: the raw
 	 * handle's calls fail at once while the client moves to another server, where Curator's own calls
 	 * wait for it, so a lock call that starts with them must wait first.
 	 */
 	void awaitConnection() throws InterruptedException {
-		if (!this.client.getZookeeperClient().isConnected()) {
+		if (!isConnected()) {
 			this.client.getZookeeperClient().blockUntilConnectedOrTimedOut();
 		}
 	}

@@ -358,13 +358,14 @@ final class ZooKeeperDeletions {
 	}
 
 	/**
-	 * Drops what was to be retried: the lost session's nodes are left to the ensemble, which deletes
-	 * them with the session.
+	 * Drops the holds whose deletion was to be retried but those of session {@code kept}: an ended
+	 * session's nodes are left to the ensemble, which deletes them with the session. Leftovers and
+	 * removals stay: each deletes only a node of the session current when it runs, or a place whose
+	 * name no later node has, so they run as before, and a lock call that started over on the current
+	 * session may have left one.
 	 */
-	void sessionLost() {
-		this.undeleted.clear();
-		this.leftovers.clear();
-		this.removals.clear();
+	void sessionLost(long kept) {
+		this.undeleted.removeIf(hold -> hold.session != kept);
 	}
 
 	/** Tries again what could not be deleted while the connection was down. */

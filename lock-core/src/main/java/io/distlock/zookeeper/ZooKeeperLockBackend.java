@@ -14,6 +14,7 @@ import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.zookeeper.AddWatchMode;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -391,7 +392,14 @@ public final class ZooKeeperLockBackend implements LockBackend {
 			case SUSPENDED -> log.warn("Lost the connection to ZooKeeper at {}; holds are in doubt until it is back within "
 					+ "the session timeout", this.connection.ensemble());
 			case LOST -> {
-				List<Held> lost = this.holds.all();
+				hookQuietly("session-lost", "");
+				List<Held> held = this.holds.all();
+				// Curator opens the next session before it reports this one's end, and a lock call that started
+				// over on it (ZooKeeperQueue#acquire) may have a hold, or a place, there already: those are kept.
+				// Anything else is of a session that ended. (Read after the holds: one taken meanwhile is either
+				// in the list and of the session read, or not in the list.)
+				long kept = liveSessionOrNone();
+				List<Held> lost = held.stream().filter(hold -> hold.session != kept).toList();
 				if (!lost.isEmpty()) {
 					log.warn("The ZooKeeper session at {} is lost (expired, or no connection for the whole session "
 							+ "timeout); {} hold(s) of this client are lost", this.connection.ensemble(), lost.size());
@@ -399,16 +407,17 @@ public final class ZooKeeperLockBackend implements LockBackend {
 				for (Held hold : lost) {
 					this.holds.forget(hold);
 				}
-				this.deletions.sessionLost();
-				this.shared.sessionLost();
-				this.queue.sessionLost();
+				this.deletions.sessionLost(kept);
+				this.shared.sessionLost(kept);
+				this.queue.sessionLost(kept);
 				// Told now, not at the next renewal or unlock: an explicit lease is never renewed, and its
 				// owner would otherwise believe in it for the rest of its lease while another client holds it.
 				this.holdsLost.accept(lost.stream().map(hold -> new HoldRef(hold.name, hold.owner, null, hold.kind)).toList(),
 						"the ZooKeeper session at " + this.connection.ensemble()
 								+ " ended (expired, or no connection for the whole session timeout)");
-				// A hold taken by a new session before this event arrived is forgotten too (told lost, to be
-				// safe); its node must not outlive it. Nodes of the lost session are left to the ensemble.
+				// A node of an ended session is left to the ensemble (deleteQuietly deletes only the current
+				// session's). A hold counted lost because the session could not be read (kept is -1) may be of
+				// the current session: its node must not outlive it.
 				for (Held hold : lost) {
 					this.holds.inBackground(() -> this.deletions.deleteQuietly(hold));
 				}
@@ -419,6 +428,25 @@ public final class ZooKeeperLockBackend implements LockBackend {
 			}
 			default -> {
 			}
+		}
+	}
+
+	/**
+	 * @return the current handle's session while the handle is alive (connected, or connecting again to
+	 * a session it has), else -1, which is no session's: a handle whose session ended is closed, and one
+	 * that has not connected yet has no session
+	 */
+	private long liveSessionOrNone() {
+		try {
+			ZooKeeper zk = this.connection.zooKeeper();
+			long session = zk.getSessionId();
+			return (zk.getState().isAlive() && session != 0) ? session : -1;
+		}
+		catch (Exception ex) {
+			if (ex instanceof InterruptedException) {
+				Thread.currentThread().interrupt();
+			}
+			return -1;
 		}
 	}
 
@@ -469,6 +497,19 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
 	private void hook(String point, String name) throws Exception {
 		this.hook.at(point, name);
+	}
+
+	/** As {@link #hook}, where a failing hook must not stop what follows (a connection state's handling). */
+	private void hookQuietly(String point, String name) {
+		try {
+			hook(point, name);
+		}
+		catch (Exception ex) {
+			if (ex instanceof InterruptedException) {
+				Thread.currentThread().interrupt();
+			}
+			log.debug("The hook at {} failed: {}", point, ex.toString());
+		}
 	}
 
 	/** For the tests: waits until the lease thread has run every task submitted before this call. */

@@ -149,132 +149,163 @@ final class ZooKeeperQueue {
 		// and a place used for a hold goes when the hold ends): a direct create would pass those ahead
 		// and, taking the lock, strand the place, as the engine then calls no leaveQueue.
 		boolean mayWait = request.queueFor().toMillis() > 0;
-		String line = linePath(name);
-		String ticket = String.valueOf(request.ticket());
-		Duration placeTime = min(LockBackend.QUEUE_PLACE, request.lease());
 		try {
 			this.connection.awaitConnection();
 			if (!mayWait && !this.places.containsKey(name)) {
 				// A try without a wait passes nobody in line, as Curator's does not and Redis's does not: the
 				// first in line may have been woken by the release and not have created yet.
-				return lineIsEmpty(this.connection.zooKeeper(), line) ? create(request) : Acquisition.heldByOther(RETRY);
+				return lineIsEmpty(this.connection.zooKeeper(), linePath(name)) ? create(request)
+						: Acquisition.heldByOther(RETRY);
 			}
+			int restarts = 0;
 			for (int tries = 1;; tries++) {
 				ZooKeeper zk = this.connection.zooKeeper();
-				long session = zk.getSessionId();
-				Place place = this.places.get(name);
-				if (place != null && place.session() != session) {
-					// Made by a session since replaced: the ensemble deletes it with that session.
-					this.places.remove(name, place);
-					place = null;
-				}
-				boolean joined = false;
-				if (place == null) {
-					if (!mayWait) {
-						// Its place lapsed, or went with the session: with no place and no time, the create alone.
-						return create(request);
+				try {
+					Acquisition done = lookInLine(request, zk, tries);
+					if (done != null) {
+						return done;
 					}
-					if (!this.subscribers.containsKey(name) && lineIsEmpty(zk, line)) {
-						// No thread of this client waits for the lock and nobody is in line: the create straight
-						// away, one read more than a lock without a line. With anyone in line it joins, even
-						// when the lock looks free: the first in line may have been woken and not have
-						// created yet, and a client that releases and locks again at once would otherwise
-						// take nearly every hand-off. (A waiter of this client, which is subscribed, joins.)
-						Acquisition direct = create(request);
-						if (direct.status() != Acquisition.Status.HELD_BY_OTHER) {
-							return direct;
-						}
+				}
+				catch (KeeperException.SessionExpiredException | KeeperException.SessionMovedException replaced) {
+					// The session was replaced during this look (or moved to another server), and the calls through
+					// the look's handle fail: the ensemble deletes the old session's place, and the next look starts
+					// over on the current session.
+					if (++restarts > MAX_TRIES) {
+						throw replaced;
 					}
-					place = join(zk, name, line, request.owner(), ticket, session);
-					joined = true;
-				}
-				else if (mayWait) {
-					place.tickets().add(ticket);
-				}
-				// (A call that may not wait adds no ticket: the engine calls no leaveQueue after it, and a
-				// ticket never taken out would keep the place for as long as the session lives.)
-				if (!knownFirst(place) && !movedUpToFirst(place)) {
-					List<String> nodes = children(zk, line);
-					int index = nodes.indexOf(place.node());
-					if (index < 0) {
-						// Its place lapsed (a waiter behind found it frozen) or never landed: it queues again.
-						this.places.remove(name, place);
-						if (tries >= MAX_TRIES) {
-							return Acquisition.heldByOther(RETRY);
-						}
-						continue;
+					if (!this.connection.newSessionConnected()) {
+						// Out of reach (see newSessionConnected).
+						throw replaced;
 					}
-					Place held = this.holding.get(name);
-					String ahead = null;
-					String first = null;
-					for (int i = 0; i < nodes.size(); i++) {
-						String node = nodes.get(i);
-						if (!node.startsWith(this.instance + ".")) {
-							first = (first != null) ? first : node;
-							ahead = (i < index) ? node : ahead;
-						}
-						else if (i != index && (held == null || !node.equals(held.node()))) {
-							// This client's earlier place, whose deletion is under way, or a copy of a re-sent create.
-							// (The place of its own hold stays until the hold ends, not to wake the waiter behind it.)
-							deleteInBackground(zk, line + "/" + node);
-						}
-					}
-					if (ahead != null) {
-						// A place just made cannot tell yet how long the lock has been free: the next call looks.
-						if (!joined && ahead.equals(first) && lapsed(zk, place, name, first, placeTime)) {
-							this.connection.hook("lapsing", name);
-							deleteInBackground(zk, line + "/" + first);
-							continue;
-						}
-						if (!mayWait) {
-							// Not its turn, and no time to wait for it: no watch, which nobody would heed.
-							return Acquisition.heldByOther(half(placeTime));
-						}
-						watching(place, ahead, ahead.equals(first));
-						if (!watchWhileThere(zk, line + "/" + ahead, name)) {
-							// Gone meanwhile: the line moved up.
-							continue;
-						}
-						return Acquisition.heldByOther(half(placeTime));
-					}
-					// First from now on, as places only join behind: later calls go straight to the create. The
-					// place before went with its holder's release, so the lock is most likely free.
-					markFirst(place);
 				}
-				Acquisition taken = create(request);
-				if (taken.status() == Acquisition.Status.ACQUIRED) {
-					// Its turn is used: the client's next attempt queues again at the end. The place stays
-					// first until the hold ends, so that the waiter behind it is woken once, by the release.
-					this.places.remove(name, place);
-					Place earlier = this.holding.put(name, place);
-					if (earlier != null) {
-						deleteInBackground(zk, line + "/" + earlier.node());
-					}
-					return taken;
-				}
-				if (taken.status() != Acquisition.Status.HELD_BY_OTHER) {
-					return taken;
-				}
-				String lock = this.connection.path(name);
-				boolean free = mayWait ? !watchWhileThere(zk, lock, name)
-						: zk.exists(this.connection.fullPath(lock), false) == null;
-				if (free && tries < MAX_TRIES) {
-					// Released since the create was refused: try again rather than wait for nothing.
-					continue;
-				}
-				if (!joined && zk.exists(this.connection.fullPath(line + "/" + place.node()), false) == null) {
-					// Its place lapsed while this client could not run (a refused create is rare for the first
-					// in line, so the look is cheap): it queues again at the end rather than pass the line.
-					this.places.remove(name, place);
-				}
-				// Free again after its tries (others keep taking it): no watch is set on a missing node, so
-				// nothing would wake this client; it calls again soon rather than after half a place time.
-				return free ? Acquisition.heldByOther(RETRY) : taken;
 			}
 		}
 		catch (Exception ex) {
 			throw this.connection.failure(ex);
 		}
+	}
+
+	/**
+	 * One look at the line through one session's handle: joins it if this client has no place there
+	 * yet, and creates the lock's node if the place is first.
+	 * @return the answer, or {@code null} to look again (the place is gone, or the line moved up)
+	 */
+	private Acquisition lookInLine(AcquireRequest request, ZooKeeper zk, int tries) throws Exception {
+		String name = request.name();
+		boolean mayWait = request.queueFor().toMillis() > 0;
+		String line = linePath(name);
+		String ticket = String.valueOf(request.ticket());
+		Duration placeTime = min(LockBackend.QUEUE_PLACE, request.lease());
+		long session = zk.getSessionId();
+		Place place = this.places.get(name);
+		if (place != null && place.session() != session) {
+			// Made by a session since replaced: the ensemble deletes it with that session.
+			this.places.remove(name, place);
+			place = null;
+		}
+		boolean joined = false;
+		if (place == null) {
+			if (!mayWait) {
+				// Its place lapsed, or went with the session: with no place and no time, the create alone.
+				return create(request);
+			}
+			if (!this.subscribers.containsKey(name) && lineIsEmpty(zk, line)) {
+				// No thread of this client waits for the lock and nobody is in line: the create straight
+				// away, one read more than a lock without a line. With anyone in line it joins, even
+				// when the lock looks free: the first in line may have been woken and not have
+				// created yet, and a client that releases and locks again at once would otherwise
+				// take nearly every hand-off. (A waiter of this client, which is subscribed, joins.)
+				Acquisition direct = create(request);
+				if (direct.status() != Acquisition.Status.HELD_BY_OTHER) {
+					return direct;
+				}
+			}
+			place = join(zk, name, line, request.owner(), ticket, session);
+			joined = true;
+		}
+		else if (mayWait) {
+			place.tickets().add(ticket);
+		}
+		// (A call that may not wait adds no ticket: the engine calls no leaveQueue after it, and a
+		// ticket never taken out would keep the place for as long as the session lives.)
+		if (!knownFirst(place) && !movedUpToFirst(place)) {
+			List<String> nodes = children(zk, line);
+			this.connection.hook("line-read", name);
+			int index = nodes.indexOf(place.node());
+			if (index < 0) {
+				// Its place lapsed (a waiter behind found it frozen) or never landed: it queues again.
+				this.places.remove(name, place);
+				if (tries >= MAX_TRIES) {
+					return Acquisition.heldByOther(RETRY);
+				}
+				return null;
+			}
+			Place held = this.holding.get(name);
+			String ahead = null;
+			String first = null;
+			for (int i = 0; i < nodes.size(); i++) {
+				String node = nodes.get(i);
+				if (!node.startsWith(this.instance + ".")) {
+					first = (first != null) ? first : node;
+					ahead = (i < index) ? node : ahead;
+				}
+				else if (i != index && (held == null || !node.equals(held.node()))) {
+					// This client's earlier place, whose deletion is under way, or a copy of a re-sent create.
+					// (The place of its own hold stays until the hold ends, not to wake the waiter behind it.)
+					deleteInBackground(zk, line + "/" + node);
+				}
+			}
+			if (ahead != null) {
+				// A place just made cannot tell yet how long the lock has been free: the next call looks.
+				if (!joined && ahead.equals(first) && lapsed(zk, place, name, first, placeTime)) {
+					this.connection.hook("lapsing", name);
+					deleteInBackground(zk, line + "/" + first);
+					return null;
+				}
+				if (!mayWait) {
+					// Not its turn, and no time to wait for it: no watch, which nobody would heed.
+					return Acquisition.heldByOther(half(placeTime));
+				}
+				watching(place, ahead, ahead.equals(first));
+				if (!watchWhileThere(zk, line + "/" + ahead, name)) {
+					// Gone meanwhile: the line moved up.
+					return null;
+				}
+				return Acquisition.heldByOther(half(placeTime));
+			}
+			// First from now on, as places only join behind: later calls go straight to the create. The
+			// place before went with its holder's release, so the lock is most likely free.
+			markFirst(place);
+		}
+		Acquisition taken = create(request);
+		if (taken.status() == Acquisition.Status.ACQUIRED) {
+			// Its turn is used: the client's next attempt queues again at the end. The place stays
+			// first until the hold ends, so that the waiter behind it is woken once, by the release.
+			this.places.remove(name, place);
+			Place earlier = this.holding.put(name, place);
+			if (earlier != null) {
+				deleteInBackground(zk, line + "/" + earlier.node());
+			}
+			return taken;
+		}
+		if (taken.status() != Acquisition.Status.HELD_BY_OTHER) {
+			return taken;
+		}
+		String lock = this.connection.path(name);
+		boolean free = mayWait ? !watchWhileThere(zk, lock, name)
+				: zk.exists(this.connection.fullPath(lock), false) == null;
+		if (free && tries < MAX_TRIES) {
+			// Released since the create was refused: try again rather than wait for nothing.
+			return null;
+		}
+		if (!joined && zk.exists(this.connection.fullPath(line + "/" + place.node()), false) == null) {
+			// Its place lapsed while this client could not run (a refused create is rare for the first
+			// in line, so the look is cheap): it queues again at the end rather than pass the line.
+			this.places.remove(name, place);
+		}
+		// Free again after its tries (others keep taking it): no watch is set on a missing node, so
+		// nothing would wake this client; it calls again soon rather than after half a place time.
+		return free ? Acquisition.heldByOther(RETRY) : taken;
 	}
 
 	/** One read: whether the line has no place (or no parent, which the ensemble deletes once empty). */
@@ -529,10 +560,13 @@ final class ZooKeeperQueue {
 		}
 	}
 
-	/** The session that made every place is gone, and the ensemble deletes its nodes. */
-	void sessionLost() {
-		this.places.clear();
-		this.holding.clear();
+	/**
+	 * A session ended, and the ensemble deletes its nodes: every place but those of session {@code kept}
+	 * (made by a lock call that started over on it before the end was heard of) goes with it.
+	 */
+	void sessionLost(long kept) {
+		this.places.values().removeIf(place -> place.session() != kept);
+		this.holding.values().removeIf(place -> place.session() != kept);
 	}
 
 	/**

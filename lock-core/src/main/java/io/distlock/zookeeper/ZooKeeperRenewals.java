@@ -58,7 +58,7 @@ final class ZooKeeperRenewals {
 			}
 		}
 		if (!checked.isEmpty()) {
-			if (!this.connection.client().getZookeeperClient().isConnected()) {
+			if (!this.connection.isConnected()) {
 				throw this.connection.failure(new KeeperException.ConnectionLossException());
 			}
 			// One pipelined round trip for the batch, on the handle of the holds' own session.

@@ -284,104 +284,134 @@ final class ZooKeeperSharedHolds {
 
 	private Acquisition acquireInLine(AcquireRequest request, String parent, AttemptKey key) throws Exception {
 		String prefix = attemptPrefix(key.kind(), key.ticket());
+		int restarts = 0;
 		for (int tries = 1;; tries++) {
 			ZooKeeper zk = this.connection.zooKeeper();
-			long session = zk.getSessionId();
-			Place place = this.places.get(key);
-			if (place != null && place.session() != session) {
-				// Made by a session since replaced: the ensemble deletes it with that session.
-				this.places.remove(key, place);
-				place = null;
-			}
-			if (place == null) {
-				place = create(parent, key, prefix, request, session);
-				if (place == null) {
-					// An exclusive lock held through the lock-node protocol (its node is ephemeral, and so has no
-					// line), or one whose line's parent kept vanishing: contended either way.
-					if (request.queueFor().toMillis() > 0 && tries < MAX_TRIES
-							&& !this.predecessors.watchWhileThere(zk, parent, key.name())) {
-						continue;
-					}
-					return Acquisition.heldByOther((tries < MAX_TRIES) ? this.connection.sessionTimeout() : LATE_LOOK_RETRY);
-				}
-				if (place.session() != session) {
-					// The session changed while the create was on its way: the node is the new session's, and the
-					// next look finds it by its ticket, or deletes it as a copy.
-					this.places.remove(key, place);
-					if (tries >= MAX_TRIES) {
-						return givenUp(zk, parent, key, prefix, request);
-					}
-					continue;
+			try {
+				Acquisition done = lookInLine(request, parent, key, prefix, zk, tries);
+				if (done != null) {
+					return done;
 				}
 			}
-			long sent = System.nanoTime();
-			List<Node> nodes = children(zk, parent);
-			boolean inTime = System.nanoTime() - sent < TimeUnit.MILLISECONDS.toNanos(zk.getSessionTimeout());
-			List<Node> mine = new ArrayList<>();
-			for (Node node : nodes) {
-				if (node.name().startsWith(prefix)) {
-					mine.add(node);
+			catch (KeeperException.SessionExpiredException | KeeperException.SessionMovedException replaced) {
+				// The session was replaced during this look (or moved to another server), and the calls through
+				// the look's handle fail: the ensemble deletes the old session's node, and the next look starts
+				// over on the current session.
+				if (++restarts > MAX_TRIES) {
+					throw replaced;
+				}
+				if (!this.connection.newSessionConnected()) {
+					// Out of reach (see newSessionConnected).
+					throw replaced;
 				}
 			}
-			Node own = null;
-			if (place.node() != null) {
-				for (Node node : mine) {
-					if (node.name().equals(place.node())) {
-						own = node;
-					}
-				}
-			}
-			else if (!mine.isEmpty()) {
-				// A create whose answer never came: the first node it left, if this session's, is the place.
-				Stat stat = zk.exists(this.connection.fullPath(parent + "/" + mine.get(0).name()), false);
-				if (stat != null && stat.getEphemeralOwner() == session && !this.holds.hasNode(stat.getCzxid())) {
-					own = mine.get(0);
-					place = new Place(own.name(), stat.getCzxid(), session);
-					this.places.put(key, place);
-				}
-			}
-			if (own == null) {
-				// Its node is gone (or never landed): a new place at the end of the line.
-				this.places.remove(key);
-				if (tries >= MAX_TRIES) {
-					return givenUp(zk, parent, key, prefix, request);
-				}
-				continue;
-			}
-			for (Node other : mine) {
-				if (other != own) {
-					// A copy made by a create re-sent after a connection loss: it must not hold anyone up.
-					removeNode(zk, parent + "/" + other.name());
-					nodes.remove(other);
-				}
-			}
-			int index = nodes.indexOf(own);
-			if (key.kind() == HoldKind.PERMIT && nodes.get(0).permits() != request.permits()) {
-				int existing = nodes.get(0).permits();
-				leave(zk, parent, key, prefix);
-				return Acquisition.permitsDiffer(existing);
-			}
-			if (inTime && holds(nodes, index)) {
-				this.places.remove(key);
-				Held hold = this.holds.takeShared(key.name(), key.kind(), key.owner(), parent + "/" + own.name(),
-						place.czxid(), session, request.lease());
-				if (!stillCurrent(hold)) {
-					return Acquisition.heldByOther(LATE_LOOK_RETRY);
-				}
-				return Acquisition.acquired(tokenOf(hold), request.lease(), hold.attemptId());
-			}
-			if (request.queueFor().toMillis() <= 0) {
-				leave(zk, parent, key, prefix);
-				return Acquisition.heldByOther(this.connection.sessionTimeout());
-			}
-			if (key.kind() == HoldKind.EXCLUSIVE && inTime
-					&& !this.predecessors.watchWhileThere(zk, parent + "/" + nodes.get(index - 1).name(), key.name())) {
-				// Gone meanwhile: the line moved up, perhaps to this node.
-				continue;
-			}
-			// The holders' leases are not in ZooKeeper; a deletion wakes the waiters, who look again.
-			return Acquisition.heldByOther(inTime ? this.connection.sessionTimeout() : LATE_LOOK_RETRY);
 		}
+	}
+
+	/**
+	 * One look at the line through one session's handle: joins it if the attempt has no node there yet,
+	 * and holds if the node's place lets it.
+	 * @return the answer, or {@code null} to look again (the node is gone, or the line moved up)
+	 */
+	private Acquisition lookInLine(AcquireRequest request, String parent, AttemptKey key, String prefix, ZooKeeper zk,
+			int tries) throws Exception {
+		long session = zk.getSessionId();
+		Place place = this.places.get(key);
+		if (place != null && place.session() != session) {
+			// Made by a session since replaced: the ensemble deletes it with that session.
+			this.places.remove(key, place);
+			place = null;
+		}
+		if (place == null) {
+			place = create(parent, key, prefix, request, session);
+			if (place == null) {
+				// An exclusive lock held through the lock-node protocol (its node is ephemeral, and so has no
+				// line), or one whose line's parent kept vanishing: contended either way.
+				if (request.queueFor().toMillis() > 0 && tries < MAX_TRIES
+						&& !this.predecessors.watchWhileThere(zk, parent, key.name())) {
+					return null;
+				}
+				return Acquisition.heldByOther((tries < MAX_TRIES) ? this.connection.sessionTimeout() : LATE_LOOK_RETRY);
+			}
+			if (place.session() != session) {
+				// The session changed while the create was on its way (Curator sent it again through the new
+				// one): the node is the new session's, and the place stays the attempt's. The next look takes
+				// the new session's handle, through which this one cannot act.
+				if (tries >= MAX_TRIES) {
+					return givenUp(this.connection.zooKeeper(), parent, key, prefix, request);
+				}
+				return null;
+			}
+		}
+		long sent = System.nanoTime();
+		List<Node> nodes = children(zk, parent);
+		boolean inTime = System.nanoTime() - sent < TimeUnit.MILLISECONDS.toNanos(zk.getSessionTimeout());
+		this.connection.hook("line-read", key.name());
+		List<Node> mine = new ArrayList<>();
+		for (Node node : nodes) {
+			if (node.name().startsWith(prefix)) {
+				mine.add(node);
+			}
+		}
+		Node own = null;
+		if (place.node() != null) {
+			for (Node node : mine) {
+				if (node.name().equals(place.node())) {
+					own = node;
+				}
+			}
+		}
+		else if (!mine.isEmpty()) {
+			// A create whose answer never came: the first node it left, if this session's, is the place.
+			Stat stat = zk.exists(this.connection.fullPath(parent + "/" + mine.get(0).name()), false);
+			if (stat != null && stat.getEphemeralOwner() == session && !this.holds.hasNode(stat.getCzxid())) {
+				own = mine.get(0);
+				place = new Place(own.name(), stat.getCzxid(), session);
+				this.places.put(key, place);
+			}
+		}
+		if (own == null) {
+			// Its node is gone (or never landed): a new place at the end of the line.
+			this.places.remove(key);
+			if (tries >= MAX_TRIES) {
+				// Through the current session's handle: a node the create left may be a session's since.
+				return givenUp(this.connection.zooKeeper(), parent, key, prefix, request);
+			}
+			return null;
+		}
+		for (Node other : mine) {
+			if (other != own) {
+				// A copy made by a create re-sent after a connection loss: it must not hold anyone up.
+				removeNode(zk, parent + "/" + other.name());
+				nodes.remove(other);
+			}
+		}
+		int index = nodes.indexOf(own);
+		if (key.kind() == HoldKind.PERMIT && nodes.get(0).permits() != request.permits()) {
+			int existing = nodes.get(0).permits();
+			leave(zk, parent, key, prefix);
+			return Acquisition.permitsDiffer(existing);
+		}
+		if (inTime && holds(nodes, index)) {
+			this.places.remove(key);
+			Held hold = this.holds.takeShared(key.name(), key.kind(), key.owner(), parent + "/" + own.name(),
+					place.czxid(), session, request.lease());
+			if (!stillCurrent(hold)) {
+				return Acquisition.heldByOther(LATE_LOOK_RETRY);
+			}
+			return Acquisition.acquired(tokenOf(hold), request.lease(), hold.attemptId());
+		}
+		if (request.queueFor().toMillis() <= 0) {
+			leave(zk, parent, key, prefix);
+			return Acquisition.heldByOther(this.connection.sessionTimeout());
+		}
+		if (key.kind() == HoldKind.EXCLUSIVE && inTime
+				&& !this.predecessors.watchWhileThere(zk, parent + "/" + nodes.get(index - 1).name(), key.name())) {
+			// Gone meanwhile: the line moved up, perhaps to this node.
+			return null;
+		}
+		// The holders' leases are not in ZooKeeper; a deletion wakes the waiters, who look again.
+		return Acquisition.heldByOther(inTime ? this.connection.sessionTimeout() : LATE_LOOK_RETRY);
 	}
 
 	/**
@@ -426,6 +456,7 @@ final class ZooKeeperSharedHolds {
 		Stat stat = new Stat();
 		byte[] data = ZooKeeperNodeData.nodeData(key.owner(), key.ticket());
 		String path = null;
+		this.connection.hook("creating-in-line", key.name());
 		for (int tries = 1; path == null; tries++) {
 			try {
 				path = inLine(parent + "/" + node, data, stat);
@@ -631,7 +662,7 @@ final class ZooKeeperSharedHolds {
 		String prefix = attemptPrefix(kind, key.ticket());
 		Removal removal = () -> {
 			this.places.remove(key);
-			if (!this.client.getZookeeperClient().isConnected()) {
+			if (!this.connection.isConnected()) {
 				// Not now: Curator would wait for the connection, holding up the attempt's caller (or the lease
 				// thread) for a connection timeout; the reconnection runs it, or the session's end deletes the nodes.
 				return false;
@@ -689,9 +720,12 @@ final class ZooKeeperSharedHolds {
 		return this.deletions.deleteNode(zk, path, stat.getCzxid()) != Deleted.BUSY;
 	}
 
-	/** The session that made every place is gone, and the ensemble deletes its nodes. */
-	void sessionLost() {
-		this.places.clear();
+	/**
+	 * A session ended, and the ensemble deletes its nodes: every place but those of session {@code kept}
+	 * (made by a lock call that started over on it before the end was heard of) goes with it.
+	 */
+	void sessionLost(long kept) {
+		this.places.values().removeIf(place -> place.session() != kept);
 	}
 
 	// Releasing, tokens, queries

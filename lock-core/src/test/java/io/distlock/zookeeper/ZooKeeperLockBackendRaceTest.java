@@ -13,7 +13,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.state.ConnectionState;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
 import org.junit.jupiter.api.BeforeEach;
@@ -60,6 +59,21 @@ class ZooKeeperLockBackendRaceTest {
 		this.theirs = this.zk.backend();
 	}
 
+	/**
+	 * Ends the session of {@code mine}'s client, as a partition past the session timeout would, and
+	 * returns once the backend heard of it (its holds reported lost) and a new session is connected.
+	 */
+	private void loseSession() throws Exception {
+		CountDownLatch heard = new CountDownLatch(1);
+		this.mine.onHoldsLost((holds, reason) -> heard.countDown());
+		long session = this.mineCurator.getZookeeperClient().getZooKeeper().getSessionId();
+		this.zk.clients().cutOff(this.mineCurator);
+		assertThat(heard.await(30, TimeUnit.SECONDS)).as("the session's end heard").isTrue();
+		await().atMost(Duration.ofSeconds(30))
+			.until(() -> this.mineCurator.getZookeeperClient().isConnected()
+					&& this.mineCurator.getZookeeperClient().getZooKeeper().getSessionId() != session);
+	}
+
 	private Stat node(String name) throws Exception {
 		return this.zk.observer().checkExists().forPath(this.zk.lockPath(name));
 	}
@@ -103,7 +117,7 @@ class ZooKeeperLockBackendRaceTest {
 		assertThat(this.mine.acquire(AcquireRequest.of("r", "owner-1", 0, LONG)).status()).isEqualTo(Acquisition.Status.ACQUIRED);
 		this.mine.hook = (point, name) -> {
 			if (point.equals("renew-checked")) {
-				this.mine.connectionChanged(ConnectionState.LOST);
+				loseSession();
 			}
 		};
 		assertThat(this.mine.renew(List.of(new HoldRef("r", "owner-1")), LONG, null)).containsExactly(false);
@@ -137,7 +151,7 @@ class ZooKeeperLockBackendRaceTest {
 		assertThat(this.mine.acquire(AcquireRequest.of("e", "owner-1", 0, LONG)).status()).isEqualTo(Acquisition.Status.ACQUIRED);
 		this.mine.hook = (point, name) -> {
 			if (point.equals("reenter-checked")) {
-				this.mine.connectionChanged(ConnectionState.LOST);
+				loseSession();
 			}
 		};
 		assertThat(this.mine.acquire(AcquireRequest.of("e", "owner-1", 1, LONG)).status()).isEqualTo(Acquisition.Status.LOST);
@@ -320,9 +334,11 @@ class ZooKeeperLockBackendRaceTest {
 		});
 		assertThat(checked.await(30, TimeUnit.SECONDS)).isTrue();
 
-		// The release has checked the node and not yet deleted it; the session is reported lost meanwhile.
-		this.mine.connectionChanged(ConnectionState.LOST);
+		// The release has checked the node and not yet deleted it; the session ends meanwhile, and with it
+		// the node.
+		loseSession();
 		this.mine.awaitBackgroundTasks();
+		await().atMost(Duration.ofSeconds(30)).until(() -> node("d") == null);
 		Acquisition early = this.theirs.acquire(AcquireRequest.of("d", "owner-2", 0, LONG));
 		goOn.countDown();
 		release.get(30, TimeUnit.SECONDS);

@@ -1,9 +1,11 @@
 package io.distlock.zookeeper;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -14,6 +16,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import io.distlock.DistLock;
+import io.distlock.LockLostException;
+import io.distlock.LockRegistry;
 import io.distlock.zookeeper.ZooKeeperLockRegistry.ExclusiveProtocol;
 
 /**
@@ -56,6 +60,99 @@ class ZooKeeperReconnectionTest {
 		finally {
 			zooKeeper.restartIfStopped();
 		}
+	}
+
+	/**
+	 * The client's session is replaced while a waiter looks at the line, after it read the line through
+	 * the old session's handle: the look's next call through that handle fails (before, the wait failed
+	 * with it), and the waiter starts over on the new session and takes the lock once it is released.
+	 */
+	@ParameterizedTest
+	@EnumSource(ExclusiveProtocol.class)
+	void aWaiterWhoseSessionIsReplacedDuringItsLookStartsOverAndTakesTheLock(ExclusiveProtocol protocol)
+			throws Exception {
+		CuratorFramework curator = this.zk.clients().newCurator(ZooKeeperTestClients.SESSION_TIMEOUT);
+		ZooKeeperLockBackend mine = this.zk.backend(curator, protocol);
+		DistLock lock = this.zk.registry(mine).getLock("replaced-" + protocol);
+		DistLock theirs = this.zk.registry(this.zk.backend(protocol)).getLock("replaced-" + protocol);
+		assertThat(theirs.tryLock()).isTrue();
+		long oldSession = curator.getZookeeperClient().getZooKeeper().getSessionId();
+		CountDownLatch replaced = new CountDownLatch(1);
+		mine.hook = (point, name) -> {
+			if (point.equals("line-read")) {
+				mine.hook = (p, n) -> {
+				};
+				this.zk.clients().cutOff(curator);
+				await().atMost(Duration.ofSeconds(20))
+					.until(() -> curator.getZookeeperClient().isConnected()
+							&& curator.getZookeeperClient().getZooKeeper().getSessionId() != oldSession);
+				replaced.countDown();
+			}
+		};
+		Future<Boolean> taken = this.zk.threads().submit(() -> lock.tryLock(Duration.ofSeconds(60)));
+		assertThat(replaced.await(30, TimeUnit.SECONDS)).isTrue();
+		theirs.unlock();
+		assertThat(taken.get(60, TimeUnit.SECONDS)).isTrue();
+	}
+
+	/**
+	 * The client hears of the old session's end only after a waiter started over on the new session and
+	 * took the lock there. That hold is the new session's and stays: before, it was reported lost with
+	 * the old session's and its node deleted, and its holder's {@code unlock()} failed. A hold of the
+	 * old session is reported lost.
+	 */
+	@ParameterizedTest
+	@EnumSource(ExclusiveProtocol.class)
+	void aHoldTakenOnTheNewSessionBeforeTheOldOnesEndIsHeardOfStays(ExclusiveProtocol protocol) throws Exception {
+		CuratorFramework curator = this.zk.clients().newCurator(ZooKeeperTestClients.SESSION_TIMEOUT);
+		ZooKeeperLockBackend mine = this.zk.backend(curator, protocol);
+		LockRegistry registry = this.zk.registry(mine);
+		DistLock lock = registry.getLock("heard-late-" + protocol);
+		DistLock theirs = this.zk.registry(this.zk.backend(protocol)).getLock("heard-late-" + protocol);
+		assertThat(theirs.tryLock()).isTrue();
+		DistLock ofTheOldSession = registry.getLock("held-before-" + protocol);
+		assertThat(ofTheOldSession.tryLock()).isTrue();
+		long oldSession = curator.getZookeeperClient().getZooKeeper().getSessionId();
+		CountDownLatch replaced = new CountDownLatch(1);
+		CountDownLatch endArrived = new CountDownLatch(1);
+		CountDownLatch mayHearEnd = new CountDownLatch(1);
+		mine.hook = (point, name) -> {
+			if (point.equals("line-read") && replaced.getCount() > 0) {
+				this.zk.clients().cutOff(curator);
+				await().atMost(Duration.ofSeconds(20))
+					.until(() -> curator.getZookeeperClient().isConnected()
+							&& curator.getZookeeperClient().getZooKeeper().getSessionId() != oldSession);
+				replaced.countDown();
+			}
+			else if (point.equals("session-lost")) {
+				endArrived.countDown();
+				mayHearEnd.await(60, TimeUnit.SECONDS);
+			}
+		};
+		CountDownLatch held = new CountDownLatch(1);
+		CountDownLatch mayUnlock = new CountDownLatch(1);
+		Future<Boolean> holder = this.zk.threads().submit(() -> {
+			if (!lock.tryLock(Duration.ofSeconds(60))) {
+				return false;
+			}
+			held.countDown();
+			mayUnlock.await(60, TimeUnit.SECONDS);
+			lock.unlock();
+			return true;
+		});
+		assertThat(replaced.await(30, TimeUnit.SECONDS)).isTrue();
+		theirs.unlock();
+		assertThat(held.await(60, TimeUnit.SECONDS)).isTrue();
+
+		// Only now does the backend hear that the old session ended; then, that the new one connected.
+		assertThat(endArrived.await(30, TimeUnit.SECONDS)).isTrue();
+		mayHearEnd.countDown();
+		await().atMost(Duration.ofSeconds(30)).until(() -> mine.health().up());
+		mine.awaitBackgroundTasks();
+		assertThat(lock.isLocked()).isTrue();
+		mayUnlock.countDown();
+		assertThat(holder.get(60, TimeUnit.SECONDS)).as("the holder's unlock").isTrue();
+		assertThatThrownBy(ofTheOldSession::unlock).isInstanceOf(LockLostException.class);
 	}
 
 }

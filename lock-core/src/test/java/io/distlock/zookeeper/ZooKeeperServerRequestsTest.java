@@ -9,7 +9,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
 
-import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.data.Stat;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -110,14 +110,16 @@ class ZooKeeperServerRequestsTest {
 
 	/**
 	 * The release deletes a live hold's node without reading it first, so it must not act on a hold
-	 * that another deleter of its client took over meanwhile. Here the session is reported lost
-	 * after the release began: the loss forgets the hold and deletes its node, another client takes
-	 * the lock, and the release, going on, must find the hold gone and leave that client's node.
-	 * (Run without the release's second look at the hold, it deleted the other client's node.)
+	 * that another deleter of its client took over meanwhile. Here the session ends after the release
+	 * began: the loss forgets the hold, the ensemble deletes its node, another client takes the lock,
+	 * and the release, going on through the new session, must find the hold gone and leave that
+	 * client's node. (Run without the release's second look at the hold, it deleted the other
+	 * client's node, when the loss was heard of without the session's end.)
 	 */
 	@Test
 	void aReleaseOvertakenByTheSessionsLossLeavesTheNextHoldersNode() throws Exception {
-		ZooKeeperLockBackend mine = this.zk.backend();
+		CuratorFramework curator = this.zk.clients().newCurator(ZooKeeperTestClients.SESSION_TIMEOUT);
+		ZooKeeperLockBackend mine = this.zk.backend(curator);
 		ZooKeeperLockBackend theirs = this.zk.backend();
 		assertThat(mine.acquire(AcquireRequest.of("e", "owner-1", 0, LONG)).status()).isEqualTo(Acquisition.Status.ACQUIRED);
 		CountDownLatch started = new CountDownLatch(1);
@@ -135,10 +137,14 @@ class ZooKeeperServerRequestsTest {
 		});
 		assertThat(started.await(30, TimeUnit.SECONDS)).isTrue();
 
-		mine.connectionChanged(ConnectionState.LOST);
+		CountDownLatch heard = new CountDownLatch(1);
+		mine.onHoldsLost((holds, reason) -> heard.countDown());
+		this.zk.clients().cutOff(curator);
+		assertThat(heard.await(30, TimeUnit.SECONDS)).as("the session's end heard").isTrue();
 		mine.awaitBackgroundTasks();
-		assertThat(this.zk.observer().checkExists().forPath(this.zk.lockPath("e"))).as("deleted with the session's loss")
-			.isNull();
+		await().atMost(Duration.ofSeconds(30))
+			.alias("deleted with the session")
+			.until(() -> this.zk.observer().checkExists().forPath(this.zk.lockPath("e")) == null);
 		Acquisition next = theirs.acquire(AcquireRequest.of("e", "owner-2", 0, LONG));
 		assertThat(next.status()).isEqualTo(Acquisition.Status.ACQUIRED);
 		goOn.countDown();

@@ -321,4 +321,72 @@ class ZooKeeperSharedHoldsTest {
 		}
 	}
 
+	/**
+	 * The session is replaced after an attempt read its line through the old session's handle: the
+	 * look's next call through that handle (here, the deletion of its node by a caller that may not
+	 * wait) fails, and the attempt starts over on the new session rather than failing.
+	 */
+	@Test
+	void aLookWhoseSessionIsReplacedMeanwhileStartsOverOnTheNewSession() throws Exception {
+		String name = "replaced-during-look";
+		assertThat(this.theirs.acquire(request(name, HoldKind.WRITE, "theirs:1", "1", Duration.ZERO)).status())
+			.isEqualTo(Acquisition.Status.ACQUIRED);
+		replaceSessionAt("line-read", name);
+
+		assertThat(this.mine.acquire(request(name, HoldKind.WRITE, "mine:1", "1", Duration.ZERO)).status())
+			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+
+		this.theirs.release(release(name, HoldKind.WRITE, "theirs:1"));
+		// The old session's node stands until the ensemble expires that session.
+		await().atMost(Duration.ofSeconds(30))
+			.until(() -> this.mine.acquire(request(name, HoldKind.WRITE, "mine:1", "2", Duration.ZERO)).status(),
+					status -> status == Acquisition.Status.ACQUIRED);
+	}
+
+	/**
+	 * The session is replaced while an attempt's create is on its way, which Curator then sends through
+	 * the new session: the node it made is the attempt's place, not a copy to delete and queue again
+	 * behind.
+	 */
+	@Test
+	void aCreateAnsweredThroughANewSessionKeepsItsPlace() throws Exception {
+		String name = "created-through-new-session";
+		assertThat(this.theirs.acquire(request(name, HoldKind.WRITE, "theirs:1", "1", Duration.ZERO)).status())
+			.isEqualTo(Acquisition.Status.ACQUIRED);
+		replaceSessionAt("creating-in-line", name);
+
+		assertThat(this.mine.acquire(request(name, HoldKind.WRITE, "mine:1", "1", QUEUE)).status())
+			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		List<String> inLine = line(name, ".rw");
+		assertThat(inLine).hasSize(2);
+		assertThat(ZooKeeperSharedHolds.Node.parse(inLine.get(1)).sequence())
+			.as("the node of the attempt's one create, right behind the holder's")
+			.isEqualTo(ZooKeeperSharedHolds.Node.parse(inLine.get(0)).sequence() + 1);
+
+		this.theirs.release(release(name, HoldKind.WRITE, "theirs:1"));
+		assertThat(this.mine.acquire(request(name, HoldKind.WRITE, "mine:1", "1", QUEUE)).status())
+			.isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(line(name, ".rw")).containsExactly(inLine.get(1));
+	}
+
+	private void replaceSessionAt(String point, String name) throws Exception {
+		replaceSessionAt(this.mine, this.mineCurator, point, name);
+	}
+
+	/** Once, at {@code point} of an acquisition of {@code name}: the client's session ends and a new one connects. */
+	private void replaceSessionAt(ZooKeeperLockBackend backend, CuratorFramework curator, String point, String name)
+			throws Exception {
+		long oldSession = curator.getZookeeperClient().getZooKeeper().getSessionId();
+		backend.hook = (at, lock) -> {
+			if (at.equals(point) && lock.equals(name)) {
+				backend.hook = (p, l) -> {
+				};
+				this.clients.cutOff(curator);
+				await().atMost(Duration.ofSeconds(20))
+					.until(() -> curator.getZookeeperClient().isConnected()
+							&& curator.getZookeeperClient().getZooKeeper().getSessionId() != oldSession);
+			}
+		};
+	}
+
 }
