@@ -261,8 +261,26 @@ final class ZooKeeperAcquisitions {
 		return Acquisition.acquired(hold.czxid, lease, hold.attemptId());
 	}
 
+	/**
+	 * Records the hold, then checks that its session is still the client's: the session may have ended
+	 * (and its end been reported, without this hold) between the answer's check and the record, and
+	 * its node goes with it. Such a hold is forgotten, as ZooKeeperSharedHolds' are; a session lost
+	 * after this check finds the hold recorded and reports it.
+	 */
 	private Acquisition held(String name, String owner, String path, Stat stat, Duration lease) {
+		this.connection.hookQuietly("answer-checked", name);
 		Held hold = this.holds.take(name, owner, path, stat, lease);
+		long current;
+		try {
+			current = this.connection.zooKeeper().getSessionId();
+		}
+		catch (Exception ex) {
+			current = 0;
+		}
+		if (current != hold.session) {
+			this.holds.forget(hold);
+			return Acquisition.heldByOther(STALE_NODE_RETRY);
+		}
 		return Acquisition.acquired(hold.czxid, lease, hold.attemptId());
 	}
 

@@ -20,6 +20,8 @@ final class ZooKeeperConnection {
 
 	private static final Duration NEW_SESSION_WAIT = Duration.ofMillis(500);
 
+	private static final int MAX_RESTARTS = 3;
+
 	private final CuratorFramework client;
 
 	private final String basePath;
@@ -116,12 +118,46 @@ final class ZooKeeperConnection {
 	}
 
 	/**
-	 * Waits a moment for a session Curator opened after the last one ended, which connects within
-	 * moments to a reachable ensemble: a lock call whose look met the replacement starts over on it, or
-	 * tells its caller at once that the ensemble is out of reach.
-	 * @return whether the client is connected, within half a second (or the connection timeout, if shorter)
+	 * One look at a lock's line through one session's handle.
+	 * @param <T> the look's answer
 	 */
-	boolean newSessionConnected() throws InterruptedException {
+	interface Look<T> {
+
+		/**
+		 * @param zk the current session's handle when the look began
+		 * @param tries how many looks this one is, from 1
+		 * @return the answer, or {@code null} to look again
+		 */
+		T at(ZooKeeper zk, int tries) throws Exception;
+
+	}
+
+	/**
+	 * Looks until a look answers. A look whose calls fail because Curator replaced the session meanwhile
+	 * (or the session moved to another server) is started over on the current session, which connects
+	 * within moments to a reachable ensemble (the ensemble deletes the old session's nodes); if it does
+	 * not connect within half a second (or the connection timeout, if shorter), the ensemble is out of
+	 * reach, and the caller hears of it at once.
+	 */
+	<T> T lookUntilAnswered(Look<T> look) throws Exception {
+		int restarts = 0;
+		for (int tries = 1;; tries++) {
+			ZooKeeper zk = zooKeeper();
+			try {
+				T answer = look.at(zk, tries);
+				if (answer != null) {
+					return answer;
+				}
+			}
+			catch (KeeperException.SessionExpiredException | KeeperException.SessionMovedException replaced) {
+				if (++restarts > MAX_RESTARTS || !newSessionConnected()) {
+					throw replaced;
+				}
+			}
+		}
+	}
+
+	private boolean newSessionConnected() throws InterruptedException {
 		if (isConnected()) {
 			return true;
 		}

@@ -284,28 +284,7 @@ final class ZooKeeperSharedHolds {
 
 	private Acquisition acquireInLine(AcquireRequest request, String parent, AttemptKey key) throws Exception {
 		String prefix = attemptPrefix(key.kind(), key.ticket());
-		int restarts = 0;
-		for (int tries = 1;; tries++) {
-			ZooKeeper zk = this.connection.zooKeeper();
-			try {
-				Acquisition done = lookInLine(request, parent, key, prefix, zk, tries);
-				if (done != null) {
-					return done;
-				}
-			}
-			catch (KeeperException.SessionExpiredException | KeeperException.SessionMovedException replaced) {
-				// The session was replaced during this look (or moved to another server), and the calls through
-				// the look's handle fail: the ensemble deletes the old session's node, and the next look starts
-				// over on the current session.
-				if (++restarts > MAX_TRIES) {
-					throw replaced;
-				}
-				if (!this.connection.newSessionConnected()) {
-					// Out of reach (see newSessionConnected).
-					throw replaced;
-				}
-			}
-		}
+		return this.connection.lookUntilAnswered((zk, tries) -> lookInLine(request, parent, key, prefix, zk, tries));
 	}
 
 	/**

@@ -84,7 +84,10 @@ class ZooKeeperEnsembleFaultTest {
 	void locksKeepWorkingWhenOneOfThreeServersDies() throws Exception {
 		// A connection timeout as long as the session's: with the test's usual 1 s, a fail-over slower
 		// than that on a loaded machine made Curator replace the holder's session (CI saw the hold lost).
-		LockRegistry mine = this.clients.newRegistry(Duration.ofSeconds(2), ZooKeeperTestClients.SESSION_TIMEOUT);
+		// And a lease longer than the session: with 2 s, a fail-over of 2 s left the hold's lease to run
+		// out while no renewal could reach the ensemble (CI saw that too). A fail-over longer than the
+		// session loses the hold anyway.
+		LockRegistry mine = this.clients.newRegistry(Duration.ofSeconds(6), ZooKeeperTestClients.SESSION_TIMEOUT);
 		LockRegistry theirs = this.clients.newRegistry(Duration.ofSeconds(2), ZooKeeperTestClients.SESSION_TIMEOUT);
 		DistLock held = mine.getLock("kept");
 		held.lock();

@@ -145,6 +145,30 @@ class ZooKeeperLockBackendRaceTest {
 		assertThat(this.mine.remainingLease("s")).isGreaterThan(shortLease);
 	}
 
+	/**
+	 * Defect: a create answered in time, whose session then ended before the hold was recorded, was
+	 * taken for a hold that the session's end (heard meanwhile) never reported lost, while the ensemble
+	 * deleted its node and let another client in.
+	 */
+	@Test
+	void aSessionLostBetweenTheCreatesCheckAndTheRecordLeavesNoHold() throws Exception {
+		this.mine.hook = (point, name) -> {
+			if (point.equals("answer-checked")) {
+				this.mine.hook = (p, n) -> {
+				};
+				loseSession();
+			}
+		};
+		Acquisition acquisition = this.mine.acquire(AcquireRequest.of("c", "owner-1", 0, LONG));
+
+		assertThat(acquisition.status()).isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		// The node goes with the ended session.
+		await().atMost(Duration.ofSeconds(30)).until(() -> node("c") == null);
+		assertThat(this.mine.isHeldBy("c", "owner-1")).isFalse();
+		assertThat(this.theirs.acquire(AcquireRequest.of("c", "owner-2", 0, LONG)).status())
+			.isEqualTo(Acquisition.Status.ACQUIRED);
+	}
+
 	/** Defect: a re-entry extended a hold lost after its check and answered ACQUIRED on a deleted node. */
 	@Test
 	void aHoldLostBetweenTheReentrysCheckAndItsExtensionIsReportedLost() throws Exception {
