@@ -86,7 +86,7 @@ final class ZooKeeperAcquisitions {
 					throw unanswered;
 				}
 				if (answeredInTime(sent, stat)) {
-					return held(name, owner, path, stat, lease);
+					return held(name, owner, path, stat, lease, nonce);
 				}
 				lateAnswer(name, path, owner, nonce, ++lateAnswers);
 			}
@@ -124,7 +124,7 @@ final class ZooKeeperAcquisitions {
 				if (nonce.equals(ZooKeeperNodeData.nonceOf(holder))) {
 					// This very create, re-sent by Curator after a connection loss swallowed its answer.
 					if (answeredInTime(sent, existing)) {
-						return held(name, owner, path, existing, lease);
+						return held(name, owner, path, existing, lease, nonce);
 					}
 					lateAnswer(name, path, owner, nonce, ++lateAnswers);
 					continue;
@@ -265,9 +265,11 @@ final class ZooKeeperAcquisitions {
 	 * Records the hold, then checks that its session is still the client's: the session may have ended
 	 * (and its end been reported, without this hold) between the answer's check and the record, and
 	 * its node goes with it. Such a hold is forgotten, as ZooKeeperSharedHolds' are; a session lost
-	 * after this check finds the hold recorded and reports it.
+	 * after this check finds the hold recorded and reports it. A hold forgotten because the session
+	 * could not be read (Curator hands a queued background failure to whoever asks next) may be of a
+	 * live session: its node is deleted as a create's leftover would be, if it is that session's.
 	 */
-	private Acquisition held(String name, String owner, String path, Stat stat, Duration lease) {
+	private Acquisition held(String name, String owner, String path, Stat stat, Duration lease, String nonce) {
 		this.connection.hookQuietly("answer-checked", name);
 		Held hold = this.holds.take(name, owner, path, stat, lease);
 		long current;
@@ -279,6 +281,7 @@ final class ZooKeeperAcquisitions {
 		}
 		if (current != hold.session) {
 			this.holds.forget(hold);
+			this.deletions.leftover(path, owner, nonce::equals);
 			return Acquisition.heldByOther(STALE_NODE_RETRY);
 		}
 		return Acquisition.acquired(hold.czxid, lease, hold.attemptId());
