@@ -272,14 +272,7 @@ final class ZooKeeperAcquisitions {
 	private Acquisition held(String name, String owner, String path, Stat stat, Duration lease, String nonce) {
 		this.connection.hookQuietly("answer-checked", name);
 		Held hold = this.holds.take(name, owner, path, stat, lease);
-		long current;
-		try {
-			current = this.connection.zooKeeper().getSessionId();
-		}
-		catch (Exception ex) {
-			current = 0;
-		}
-		if (current != hold.session) {
+		if (this.connection.sessionIdOrNone() != hold.session) {
 			this.holds.forget(hold);
 			this.deletions.leftover(path, owner, nonce::equals);
 			return Acquisition.heldByOther(STALE_NODE_RETRY);

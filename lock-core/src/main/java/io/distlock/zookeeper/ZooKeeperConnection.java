@@ -181,6 +181,19 @@ final class ZooKeeperConnection {
 		return this.client.getZookeeperClient().getZooKeeper();
 	}
 
+	/**
+	 * @return the current session's id, or 0 (no session's) if the handle cannot be had (Curator hands
+	 * a queued background failure to whoever asks next)
+	 */
+	long sessionIdOrNone() {
+		try {
+			return zooKeeper().getSessionId();
+		}
+		catch (Exception ex) {
+			return 0;
+		}
+	}
+
 	long sessionId() {
 		try {
 			return zooKeeper().getSessionId();

@@ -538,14 +538,7 @@ final class ZooKeeperSharedHolds {
 	 * @return whether the hold's session is still the client's
 	 */
 	private boolean stillCurrent(Held hold) {
-		long current;
-		try {
-			current = this.connection.zooKeeper().getSessionId();
-		}
-		catch (Exception ex) {
-			current = 0;
-		}
-		if (current == hold.session) {
+		if (this.connection.sessionIdOrNone() == hold.session) {
 			return true;
 		}
 		this.holds.forget(hold);

@@ -64,14 +64,7 @@ class ZooKeeperLockBackendRaceTest {
 	 * returns once the backend heard of it (its holds reported lost) and a new session is connected.
 	 */
 	private void loseSession() throws Exception {
-		CountDownLatch heard = new CountDownLatch(1);
-		this.mine.onHoldsLost((holds, reason) -> heard.countDown());
-		long session = this.mineCurator.getZookeeperClient().getZooKeeper().getSessionId();
-		this.zk.clients().cutOff(this.mineCurator);
-		assertThat(heard.await(30, TimeUnit.SECONDS)).as("the session's end heard").isTrue();
-		await().atMost(Duration.ofSeconds(30))
-			.until(() -> this.mineCurator.getZookeeperClient().isConnected()
-					&& this.mineCurator.getZookeeperClient().getZooKeeper().getSessionId() != session);
+		this.zk.clients().replaceSessionHeardBy(this.mine, this.mineCurator);
 	}
 
 	private Stat node(String name) throws Exception {

@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.apache.curator.framework.CuratorFramework;
@@ -76,21 +77,9 @@ class ZooKeeperReconnectionTest {
 		DistLock lock = this.zk.registry(mine).getLock("replaced-" + protocol);
 		DistLock theirs = this.zk.registry(this.zk.backend(protocol)).getLock("replaced-" + protocol);
 		assertThat(theirs.tryLock()).isTrue();
-		long oldSession = curator.getZookeeperClient().getZooKeeper().getSessionId();
-		CountDownLatch replaced = new CountDownLatch(1);
-		mine.hook = (point, name) -> {
-			if (point.equals("line-read")) {
-				mine.hook = (p, n) -> {
-				};
-				this.zk.clients().cutOff(curator);
-				await().atMost(Duration.ofSeconds(20))
-					.until(() -> curator.getZookeeperClient().isConnected()
-							&& curator.getZookeeperClient().getZooKeeper().getSessionId() != oldSession);
-				replaced.countDown();
-			}
-		};
+		AtomicBoolean replaced = this.zk.clients().replaceSessionAt(mine, curator, "line-read");
 		Future<Boolean> taken = this.zk.threads().submit(() -> lock.tryLock(Duration.ofSeconds(60)));
-		assertThat(replaced.await(30, TimeUnit.SECONDS)).isTrue();
+		await().atMost(Duration.ofSeconds(30)).untilTrue(replaced);
 		theirs.unlock();
 		assertThat(taken.get(60, TimeUnit.SECONDS)).isTrue();
 	}
@@ -112,16 +101,12 @@ class ZooKeeperReconnectionTest {
 		assertThat(theirs.tryLock()).isTrue();
 		DistLock ofTheOldSession = registry.getLock("held-before-" + protocol);
 		assertThat(ofTheOldSession.tryLock()).isTrue();
-		long oldSession = curator.getZookeeperClient().getZooKeeper().getSessionId();
 		CountDownLatch replaced = new CountDownLatch(1);
 		CountDownLatch endArrived = new CountDownLatch(1);
 		CountDownLatch mayHearEnd = new CountDownLatch(1);
 		mine.hook = (point, name) -> {
 			if (point.equals("line-read") && replaced.getCount() > 0) {
-				this.zk.clients().cutOff(curator);
-				await().atMost(Duration.ofSeconds(20))
-					.until(() -> curator.getZookeeperClient().isConnected()
-							&& curator.getZookeeperClient().getZooKeeper().getSessionId() != oldSession);
+				this.zk.clients().replaceSession(curator);
 				replaced.countDown();
 			}
 			else if (point.equals("session-lost")) {

@@ -137,10 +137,7 @@ class ZooKeeperServerRequestsTest {
 		});
 		assertThat(started.await(30, TimeUnit.SECONDS)).isTrue();
 
-		CountDownLatch heard = new CountDownLatch(1);
-		mine.onHoldsLost((holds, reason) -> heard.countDown());
-		this.zk.clients().cutOff(curator);
-		assertThat(heard.await(30, TimeUnit.SECONDS)).as("the session's end heard").isTrue();
+		this.zk.clients().replaceSessionHeardBy(mine, curator);
 		mine.awaitBackgroundTasks();
 		await().atMost(Duration.ofSeconds(30))
 			.alias("deleted with the session")

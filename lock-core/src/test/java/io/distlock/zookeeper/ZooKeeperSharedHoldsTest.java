@@ -296,17 +296,13 @@ class ZooKeeperSharedHoldsTest {
 			lost.addAll(holds);
 			lostReported.countDown();
 		});
-		long oldSession = this.mineCurator.getZookeeperClient().getZooKeeper().getSessionId();
 		this.mine.hook = (point, lock) -> {
 			if (point.equals("created-in-line") && lock.equals(name)) {
 				this.mine.hook = (p, l) -> {
 				};
 				// The old session's node stands; the client gives the session up and opens another.
-				this.clients.cutOff(this.mineCurator);
+				this.clients.replaceSession(this.mineCurator);
 				assertThat(lostReported.await(20, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
-				await().atMost(Duration.ofSeconds(20))
-					.until(() -> this.mineCurator.getZookeeperClient().isConnected()
-							&& this.mineCurator.getZookeeperClient().getZooKeeper().getSessionId() != oldSession);
 			}
 		};
 		Acquisition acquisition = this.mine.acquire(request(name, HoldKind.WRITE, "mine:1", "1", QUEUE));
@@ -331,7 +327,7 @@ class ZooKeeperSharedHoldsTest {
 		String name = "replaced-during-look";
 		assertThat(this.theirs.acquire(request(name, HoldKind.WRITE, "theirs:1", "1", Duration.ZERO)).status())
 			.isEqualTo(Acquisition.Status.ACQUIRED);
-		replaceSessionAt("line-read", name);
+		this.clients.replaceSessionAt(this.mine, this.mineCurator, "line-read");
 
 		assertThat(this.mine.acquire(request(name, HoldKind.WRITE, "mine:1", "1", Duration.ZERO)).status())
 			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
@@ -353,7 +349,7 @@ class ZooKeeperSharedHoldsTest {
 		String name = "created-through-new-session";
 		assertThat(this.theirs.acquire(request(name, HoldKind.WRITE, "theirs:1", "1", Duration.ZERO)).status())
 			.isEqualTo(Acquisition.Status.ACQUIRED);
-		replaceSessionAt("creating-in-line", name);
+		this.clients.replaceSessionAt(this.mine, this.mineCurator, "creating-in-line");
 
 		assertThat(this.mine.acquire(request(name, HoldKind.WRITE, "mine:1", "1", QUEUE)).status())
 			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
@@ -367,26 +363,6 @@ class ZooKeeperSharedHoldsTest {
 		assertThat(this.mine.acquire(request(name, HoldKind.WRITE, "mine:1", "1", QUEUE)).status())
 			.isEqualTo(Acquisition.Status.ACQUIRED);
 		assertThat(line(name, ".rw")).containsExactly(inLine.get(1));
-	}
-
-	private void replaceSessionAt(String point, String name) throws Exception {
-		replaceSessionAt(this.mine, this.mineCurator, point, name);
-	}
-
-	/** Once, at {@code point} of an acquisition of {@code name}: the client's session ends and a new one connects. */
-	private void replaceSessionAt(ZooKeeperLockBackend backend, CuratorFramework curator, String point, String name)
-			throws Exception {
-		long oldSession = curator.getZookeeperClient().getZooKeeper().getSessionId();
-		backend.hook = (at, lock) -> {
-			if (at.equals(point) && lock.equals(name)) {
-				backend.hook = (p, l) -> {
-				};
-				this.clients.cutOff(curator);
-				await().atMost(Duration.ofSeconds(20))
-					.until(() -> curator.getZookeeperClient().isConnected()
-							&& curator.getZookeeperClient().getZooKeeper().getSessionId() != oldSession);
-			}
-		};
 	}
 
 }

@@ -1,5 +1,7 @@
 package io.distlock.zookeeper;
 
+import static org.awaitility.Awaitility.await;
+
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -199,6 +201,56 @@ final class ZooKeeperTestClients implements AutoCloseable {
 			}
 		};
 		return cut;
+	}
+
+	/**
+	 * Ends {@code curator}'s session, as {@link #cutOff} does, and returns once Curator has connected a
+	 * new one.
+	 */
+	void replaceSession(CuratorFramework curator) {
+		long old = sessionOf(curator);
+		cutOff(curator);
+		await().atMost(Duration.ofSeconds(20))
+			.until(() -> curator.getZookeeperClient().isConnected() && sessionOf(curator) != old);
+	}
+
+	/**
+	 * Replaces {@code curator}'s session, as {@link #replaceSession} does, the first time
+	 * {@code backend} reaches {@code point}: the call in progress goes on once the new session is connected.
+	 * @return set once the new session is connected
+	 */
+	AtomicBoolean replaceSessionAt(ZooKeeperLockBackend backend, CuratorFramework curator, String point) {
+		AtomicBoolean replaced = new AtomicBoolean();
+		AtomicBoolean reached = new AtomicBoolean();
+		backend.hook = (at, name) -> {
+			if (at.equals(point) && reached.compareAndSet(false, true)) {
+				replaceSession(curator);
+				replaced.set(true);
+			}
+		};
+		return replaced;
+	}
+
+	/**
+	 * Replaces {@code curator}'s session, as {@link #replaceSession} does, and returns once
+	 * {@code backend} (of that client, used without a registry) has heard that the old one ended.
+	 */
+	void replaceSessionHeardBy(ZooKeeperLockBackend backend, CuratorFramework curator) throws InterruptedException {
+		CountDownLatch heard = new CountDownLatch(1);
+		backend.onHoldsLost((holds, reason) -> heard.countDown());
+		replaceSession(curator);
+		if (!heard.await(30, TimeUnit.SECONDS)) {
+			throw new IllegalStateException("The backend did not hear that the session ended");
+		}
+	}
+
+	private static long sessionOf(CuratorFramework curator) {
+		try {
+			return curator.getZookeeperClient().getZooKeeper().getSessionId();
+		}
+		catch (Exception ex) {
+			throw new IllegalStateException(ex);
+		}
 	}
 
 	/** @return a counter in a persistent znode, read and written in two separate steps */
