@@ -126,9 +126,12 @@ public interface AsyncLockingContract {
 				held.release();
 			}
 			else {
-				// The cancel and the release race: the hold it may win must be given back.
+				// The cancel and the release race: the hold it may win must be given back. A wait that won
+				// before the cancel came has handed its hold to the caller, whose hold it is to release.
 				CompletableFuture<Void> release = held.releaseAsync();
-				wait.cancel(false);
+				if (!wait.cancel(false)) {
+					wait.get(10, TimeUnit.SECONDS).orElseThrow().release();
+				}
 				release.get(10, TimeUnit.SECONDS);
 			}
 			// Neither a queue place nor a hold left by the cancelled wait: the lock is free for the
