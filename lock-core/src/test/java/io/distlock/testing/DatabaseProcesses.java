@@ -76,6 +76,9 @@ final class DatabaseProcesses {
 			}
 			catch (SQLException notYet) {
 				if (!process.isAlive()) {
+					if (portTaken(log)) {
+						throw new PortTaken(command.get(0) + " found its port taken; see " + log);
+					}
 					throw new IllegalStateException(command.get(0) + " exited at start; see " + log);
 				}
 				try {
@@ -89,6 +92,28 @@ final class DatabaseProcesses {
 		}
 		throw new IllegalStateException(command.get(0) + " did not accept connections at " + adminUrl + " within "
 				+ START_TIMEOUT_MILLIS + " ms; see " + log);
+	}
+
+	/**
+	 * The server exited at start because another process took its port between the fixture's check
+	 * that it was free and the server's bind: the other test JVM's servers pick free ports too.
+	 */
+	static final class PortTaken extends IllegalStateException {
+
+		PortTaken(String message) {
+			super(message);
+		}
+
+	}
+
+	private static boolean portTaken(Path log) {
+		try {
+			// What both MariaDB and PostgreSQL log when their bind fails so (EADDRINUSE's text).
+			return Files.readString(log).contains("Address already in use");
+		}
+		catch (IOException ex) {
+			return false;
+		}
 	}
 
 	static void execute(String url, String sql) {

@@ -17,11 +17,14 @@ abstract class DatabaseServerProcess implements DatabaseServer {
 	/** Whether the tests run as root, which some servers refuse or must be told about. */
 	static final boolean RUNS_AS_ROOT = "root".equals(System.getProperty("user.name"));
 
+	/** How many free ports the first start tries. */
+	private static final int MAX_PORTS = 3;
+
 	/** The server's own directory: its data, socket, pid file and logs. */
 	protected final Path directory;
 
-	/** The free port the server listens on, kept across restarts. */
-	protected final int port;
+	/** The free port the server listens on, kept across restarts (another one if taken at the first start). */
+	protected int port;
 
 	private Process process;
 
@@ -41,7 +44,18 @@ abstract class DatabaseServerProcess implements DatabaseServer {
 	/** Sets up the server's data directory, starts it and creates the empty database {@code distlock}. */
 	protected final void startWithEmptyDatabase() {
 		install();
-		this.process = launch();
+		for (int attempt = 1;; attempt++) {
+			try {
+				this.process = launch();
+				break;
+			}
+			catch (DatabaseProcesses.PortTaken taken) {
+				if (attempt == MAX_PORTS) {
+					throw taken;
+				}
+				this.port = RedisServerProcess.freePort();
+			}
+		}
 		execute("CREATE DATABASE distlock");
 	}
 
