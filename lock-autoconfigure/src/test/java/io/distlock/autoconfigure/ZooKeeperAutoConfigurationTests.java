@@ -44,7 +44,8 @@ class ZooKeeperAutoConfigurationTests {
 
 	@BeforeAll
 	static void startServer() throws Exception {
-		server = new TestingServer(true);
+		// Port 0: the server binds a free port itself, which no other process can take first.
+		server = new TestingServer(0, true);
 		observer = curator(null);
 	}
 

@@ -28,7 +28,7 @@ abstract class ZooKeeperContractFixture extends LockRegistryContract {
 
 	@BeforeAll
 	static void startServer() throws Exception {
-		server = new TestingServer(ZooKeeperTestClients.spec(1), true);
+		server = new TestingServer(ZooKeeperTestClients.standaloneSpec(), true);
 	}
 
 	@AfterAll

@@ -13,8 +13,8 @@ import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
- * One in-process ZooKeeper server per test class, on free ports with the tests' short tick (see
- * {@link ZooKeeperTestClients#spec}), stopped after the class:
+ * One in-process ZooKeeper server per test class, on a port it binds itself, with the tests' short
+ * tick (see {@link ZooKeeperTestClients#standaloneSpec}), stopped after the class:
  *
  * <pre>{@code
  * @RegisterExtension
@@ -102,7 +102,7 @@ final class ZooKeeperServerExtension implements BeforeAllCallback, AfterAllCallb
 
 	@Override
 	public void beforeAll(ExtensionContext context) throws Exception {
-		this.server = new TestingServer(ZooKeeperTestClients.spec(1), true);
+		this.server = new TestingServer(ZooKeeperTestClients.standaloneSpec(), true);
 	}
 
 	@Override

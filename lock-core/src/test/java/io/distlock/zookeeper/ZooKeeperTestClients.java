@@ -58,12 +58,25 @@ final class ZooKeeperTestClients implements AutoCloseable {
 		this.counters = newCurator(SESSION_TIMEOUT);
 	}
 
-	/** @return a server spec on free ports with the short tick */
+	/** @return a server spec of an ensemble's member, on free ports with the short tick */
 	static InstanceSpec spec(int serverId) {
+		return spec(-1, serverId);
+	}
+
+	/**
+	 * @return a single server's spec with the short tick, whose client port the server binds itself
+	 * (port 0): a port picked free beforehand may be taken by the other test JVM before the server binds
+	 * it. {@code TestingServer.getPort()} then tells the port, and a restart binds the same one.
+	 */
+	static InstanceSpec standaloneSpec() {
+		return spec(0, 1);
+	}
+
+	private static InstanceSpec spec(int port, int serverId) {
 		// "srvr" tells a test which server leads, "wchp" which sessions watch a path. Without forceSync
 		// every write waits for an fsync of the transaction log, which on a busy test machine can take
 		// longer than a whole lock wait.
-		return new InstanceSpec(null, -1, -1, -1, true, serverId, TICK_MILLIS, -1,
+		return new InstanceSpec(null, port, -1, -1, true, serverId, TICK_MILLIS, -1,
 				Map.of("4lw.commands.whitelist", "srvr,wchp", "forceSync", "no"));
 	}
 
