@@ -22,6 +22,9 @@ final class ZooKeeperConnection {
 
 	private static final int MAX_RESTARTS = 3;
 
+	/** How often {@link #zooKeeperOrNull()} asks Curator for the handle before it gives up. */
+	private static final int MAX_HANDLE_ASKS = 3;
+
 	private final CuratorFramework client;
 
 	private final String basePath;
@@ -182,15 +185,34 @@ final class ZooKeeperConnection {
 	}
 
 	/**
-	 * @return the current session's id, or 0 (no session's) if the handle cannot be had (Curator hands
-	 * a queued background failure to whoever asks next)
+	 * @return the current session's id, or 0 (no session's) if the handle cannot be had
 	 */
 	long sessionIdOrNone() {
-		try {
-			return zooKeeper().getSessionId();
-		}
-		catch (Exception ex) {
-			return 0;
+		ZooKeeper zk = zooKeeperOrNull();
+		return (zk != null) ? zk.getSessionId() : 0;
+	}
+
+	/**
+	 * @return the current session's handle, or {@code null} if it cannot be had. Curator hands a failure
+	 * it queued in the background (a connection timeout, say) to whoever asks for the handle next, one
+	 * failure per ask: asked again, it gives the handle.
+	 */
+	ZooKeeper zooKeeperOrNull() {
+		for (int asks = 1;; asks++) {
+			try {
+				// Where the tests stand in for Curator's failure.
+				this.hook.at("session-reading", "");
+				return zooKeeper();
+			}
+			catch (Exception ex) {
+				if (ex instanceof InterruptedException) {
+					Thread.currentThread().interrupt();
+					return null;
+				}
+				if (asks == MAX_HANDLE_ASKS) {
+					return null;
+				}
+			}
 		}
 	}
 

@@ -437,17 +437,9 @@ public final class ZooKeeperLockBackend implements LockBackend {
 	 * that has not connected yet has no session
 	 */
 	private long liveSessionOrNone() {
-		try {
-			ZooKeeper zk = this.connection.zooKeeper();
-			long session = zk.getSessionId();
-			return (zk.getState().isAlive() && session != 0) ? session : -1;
-		}
-		catch (Exception ex) {
-			if (ex instanceof InterruptedException) {
-				Thread.currentThread().interrupt();
-			}
-			return -1;
-		}
+		ZooKeeper zk = this.connection.zooKeeperOrNull();
+		long session = (zk != null) ? zk.getSessionId() : 0;
+		return (session != 0 && zk.getState().isAlive()) ? session : -1;
 	}
 
 	private void afterReconnect() {

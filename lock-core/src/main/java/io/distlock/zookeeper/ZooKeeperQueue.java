@@ -153,9 +153,12 @@ final class ZooKeeperQueue {
 			this.connection.awaitConnection();
 			if (!mayWait && !this.places.containsKey(name)) {
 				// A try without a wait passes nobody in line, as Curator's does not and Redis's does not: the
-				// first in line may have been woken by the release and not have created yet.
-				return lineIsEmpty(this.connection.zooKeeper(), linePath(name)) ? create(request)
-						: Acquisition.heldByOther(RETRY);
+				// first in line may have been woken by the release and not have created yet. Read through a
+				// handle whose session Curator may replace meanwhile, so it starts over as a look does.
+				return this.connection.lookUntilAnswered((zk, tries) -> {
+					this.connection.hook("line-size-reading", name);
+					return lineIsEmpty(zk, linePath(name)) ? create(request) : Acquisition.heldByOther(RETRY);
+				});
 			}
 			return this.connection.lookUntilAnswered((zk, tries) -> lookInLine(request, zk, tries));
 		}
@@ -199,7 +202,7 @@ final class ZooKeeperQueue {
 					return direct;
 				}
 			}
-			place = join(zk, name, line, request.owner(), ticket, session);
+			place = join(zk, name, line, request.owner(), ticket);
 			joined = true;
 		}
 		else if (mayWait) {
@@ -391,13 +394,16 @@ final class ZooKeeperQueue {
 	}
 
 	/** Creates this client's place at the end of the line. */
-	private Place join(ZooKeeper zk, String name, String line, String owner, String ticket, long session)
-			throws Exception {
+	private Place join(ZooKeeper zk, String name, String line, String owner, String ticket) throws Exception {
 		String prefix = this.instance + "." + Long.toString(this.placeNumbers.incrementAndGet(), 36) + "-";
 		byte[] data = ZooKeeperNodeData.nodeData(owner, ticket);
+		// The node's session, not the look's: Curator sends a create again through the session it opens
+		// when the look's ends, and the place must stay the attempt's on that one.
+		Stat stat = new Stat();
 		String path;
+		this.connection.hook("joining", name);
 		try {
-			path = inLine(line + "/" + prefix, data);
+			path = inLine(line + "/" + prefix, data, stat);
 		}
 		catch (KeeperException.NoNodeException noParent) {
 			try {
@@ -406,7 +412,7 @@ final class ZooKeeperQueue {
 			catch (KeeperException.NodeExistsException made) {
 				// Another client made it first.
 			}
-			path = inLine(line + "/" + prefix, data);
+			path = inLine(line + "/" + prefix, data, stat);
 		}
 		catch (Exception unanswered) {
 			// The create may have landed: its node must not hold the line up for the session's lifetime.
@@ -414,20 +420,32 @@ final class ZooKeeperQueue {
 			throw unanswered;
 		}
 		this.connection.hook("queued", name);
-		Place place = new Place(ZKPaths.getNodeFromPath(path), session, ConcurrentHashMap.newKeySet(), new Lapse());
+		Place place = new Place(ZKPaths.getNodeFromPath(path), stat.getEphemeralOwner(), ConcurrentHashMap.newKeySet(),
+				new Lapse());
 		place.tickets().add(ticket);
 		Place raced = this.places.putIfAbsent(name, place);
 		if (raced != null) {
-			// Another thread of this client queued at the same moment: one place is enough.
-			deleteInBackground(zk, path);
+			// Another thread of this client queued at the same moment: one place is enough. (Through the
+			// handle of the node's session, which the look's may no longer be.)
+			if (stat.getEphemeralOwner() == zk.getSessionId()) {
+				deleteInBackground(zk, path);
+			}
+			else {
+				String made = path;
+				this.deletions.removeLater(() -> deleteLineNode(made));
+			}
 			raced.tickets().add(ticket);
 			return raced;
 		}
 		return place;
 	}
 
-	private String inLine(String path, byte[] data) throws Exception {
-		return this.connection.client().create().withMode(CreateMode.EPHEMERAL_SEQUENTIAL).forPath(path, data);
+	private String inLine(String path, byte[] data, Stat stat) throws Exception {
+		return this.connection.client()
+			.create()
+			.storingStatIn(stat)
+			.withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
+			.forPath(path, data);
 	}
 
 	/** @return the line's children, in line order; empty if it has none */

@@ -7,6 +7,7 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
@@ -89,6 +90,13 @@ final class ZooKeeperSharedHolds {
 
 	/** Attempts that have (or may have) a node in line, until they hold, are refused or give up. */
 	private final Map<AttemptKey, Place> places = new ConcurrentHashMap<>();
+
+	/**
+	 * Nodes (by czxid) of holds {@link #stillCurrent} forgot whose deletion waits for the connection:
+	 * a later call of the same attempt must not take one for its place, as the deletion would pull it
+	 * from under that call's hold.
+	 */
+	private final Set<Long> forgottenNodes = ConcurrentHashMap.newKeySet();
 
 	/**
 	 * @param predecessors sets the one-shot watch through which an exclusive waiter in line is woken
@@ -343,7 +351,8 @@ final class ZooKeeperSharedHolds {
 		else if (!mine.isEmpty()) {
 			// A create whose answer never came: the first node it left, if this session's, is the place.
 			Stat stat = zk.exists(this.connection.fullPath(parent + "/" + mine.get(0).name()), false);
-			if (stat != null && stat.getEphemeralOwner() == session && !this.holds.hasNode(stat.getCzxid())) {
+			if (stat != null && stat.getEphemeralOwner() == session && !this.holds.hasNode(stat.getCzxid())
+					&& !this.forgottenNodes.contains(stat.getCzxid())) {
 				own = mine.get(0);
 				place = new Place(own.name(), stat.getCzxid(), session);
 				this.places.put(key, place);
@@ -376,7 +385,7 @@ final class ZooKeeperSharedHolds {
 			Held hold = this.holds.takeShared(key.name(), key.kind(), key.owner(), parent + "/" + own.name(),
 					place.czxid(), session, request.lease());
 			if (!stillCurrent(hold)) {
-				return Acquisition.heldByOther(LATE_LOOK_RETRY);
+				return forgotten(zk, hold, key, place, request);
 			}
 			return Acquisition.acquired(tokenOf(hold), request.lease(), hold.attemptId());
 		}
@@ -391,6 +400,67 @@ final class ZooKeeperSharedHolds {
 		}
 		// The holders' leases are not in ZooKeeper; a deletion wakes the waiters, who look again.
 		return Acquisition.heldByOther(inTime ? this.connection.sessionTimeout() : LATE_LOOK_RETRY);
+	}
+
+	/**
+	 * A hold {@link #stillCurrent} forgot. Its node may still be the client's, if the session could not
+	 * be read or the hold was given up meanwhile: a caller that waits keeps it as its place, and holds
+	 * through it at its next look rather than queueing again at the end (a node deleted meanwhile is
+	 * missed there, and the caller queues again); one that may not wait has it deleted, as no
+	 * leaveQueue follows, and the node would otherwise hold the lock for as long as the session lives.
+	 * @param zk the handle of the hold's session
+	 */
+	private Acquisition forgotten(ZooKeeper zk, Held hold, AttemptKey key, Place place, AcquireRequest request) {
+		if (request.queueFor().toMillis() > 0) {
+			this.places.put(key, place);
+		}
+		else {
+			deleteForgotten(zk, hold);
+		}
+		return Acquisition.heldByOther(LATE_LOOK_RETRY);
+	}
+
+	/**
+	 * Deletes a forgotten hold's node, that node only (a later call of its attempt may make another at
+	 * the same path), through {@code zk} at once; if that fails, or another deleter of this client has
+	 * it in hand, later, through the session current then. Until it is gone, no later call of the
+	 * attempt takes it for its place. A node of another session than the handle's goes with its session.
+	 */
+	private void deleteForgotten(ZooKeeper zk, Held hold) {
+		this.forgottenNodes.add(hold.czxid);
+		if (zk != null) {
+			try {
+				if (removeForgotten(zk, hold)) {
+					return;
+				}
+			}
+			catch (Exception ex) {
+				if (ex instanceof InterruptedException) {
+					Thread.currentThread().interrupt();
+				}
+			}
+		}
+		this.deletions.removeLater(() -> {
+			try {
+				return removeForgotten(this.connection.zooKeeper(), hold);
+			}
+			catch (KeeperException.SessionExpiredException gone) {
+				this.forgottenNodes.remove(hold.czxid);
+				throw gone;
+			}
+		});
+	}
+
+	/** @return whether the forgotten hold's node is gone, or left to its session (false: another deleter has it) */
+	private boolean removeForgotten(ZooKeeper zk, Held hold) throws Exception {
+		Stat stat = zk.exists(this.connection.fullPath(hold.path), false);
+		boolean done = stat == null || stat.getCzxid() != hold.czxid || stat.getEphemeralOwner() != zk.getSessionId()
+				|| this.holds.hasNode(hold.czxid)
+				|| this.deletions.deleteNode(zk, hold.path, hold.czxid) != Deleted.BUSY;
+		if (done) {
+			this.forgottenNodes.remove(hold.czxid);
+		}
+		return done;
 	}
 
 	/**
@@ -519,12 +589,17 @@ final class ZooKeeperSharedHolds {
 		}
 		Stat stat = this.client.checkExists().forPath(path);
 		this.places.remove(key);
-		if (stat == null || stat.getEphemeralOwner() != write.session || this.holds.hasNode(stat.getCzxid())) {
+		if (stat == null || stat.getEphemeralOwner() != write.session || this.holds.hasNode(stat.getCzxid())
+				|| this.forgottenNodes.contains(stat.getCzxid())) {
 			return null;
 		}
 		Held hold = this.holds.takeShared(key.name(), HoldKind.READ, key.owner(), path, stat.getCzxid(), write.session,
 				request.lease());
 		if (!stillCurrent(hold)) {
+			// A caller that waits makes the same node again, or finds it made, at its next call.
+			if (request.queueFor().toMillis() <= 0) {
+				deleteForgotten(this.connection.zooKeeperOrNull(), hold);
+			}
 			return Acquisition.heldByOther(LATE_LOOK_RETRY);
 		}
 		return Acquisition.acquired(Acquisition.TOKEN_ON_REQUEST, request.lease(), hold.attemptId());
@@ -533,12 +608,13 @@ final class ZooKeeperSharedHolds {
 	/**
 	 * Checked once the hold is recorded: Curator may have given the node's session up (and the end of
 	 * the session been reported, without this hold) and opened another while the node still stands on
-	 * the server until the old session expires there. Such a hold is forgotten; a session lost after
-	 * this check finds the hold recorded and reports it.
+	 * the server until the old session expires there. Such a hold is forgotten, as is one that the
+	 * handling of a session's end gave up meanwhile (it deleted the node); a session lost after this
+	 * check finds the hold recorded and reports it.
 	 * @return whether the hold's session is still the client's
 	 */
 	private boolean stillCurrent(Held hold) {
-		if (this.connection.sessionIdOrNone() == hold.session) {
+		if (this.connection.sessionIdOrNone() == hold.session && !hold.gone) {
 			return true;
 		}
 		this.holds.forget(hold);

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -12,6 +14,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.apache.curator.framework.CuratorFramework;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -82,6 +85,74 @@ class ZooKeeperReconnectionTest {
 		await().atMost(Duration.ofSeconds(30)).untilTrue(replaced);
 		theirs.unlock();
 		assertThat(taken.get(60, TimeUnit.SECONDS)).isTrue();
+	}
+
+	/**
+	 * The client's session is replaced as a {@code tryLock()} without a wait, under the lock-node
+	 * protocol, reads whether anyone is in line: it starts over on the new session and takes the free
+	 * lock. Before, the read went through the old session's handle and the call failed.
+	 */
+	@Test
+	void aTryWithoutAWaitWhoseSessionIsReplacedAsItLooksAtTheLineStartsOver() throws Exception {
+		CuratorFramework curator = this.zk.clients().newCurator(ZooKeeperTestClients.SESSION_TIMEOUT);
+		ZooKeeperLockBackend mine = this.zk.backend(curator, ExclusiveProtocol.LOCK_NODE);
+		DistLock lock = this.zk.registry(mine).getLock("replaced-try");
+		AtomicBoolean replaced = this.zk.clients().replaceSessionAt(mine, curator, "line-size-reading");
+
+		assertThat(lock.tryLock()).isTrue();
+		assertThat(replaced).isTrue();
+		lock.unlock();
+	}
+
+	/**
+	 * The client's session is replaced as a waiter joins the line under the lock-node protocol, so that
+	 * Curator sends its create through the new session, and another client's waiter joins behind it:
+	 * the node stays the waiter's place, and it takes the lock first. Before, its place was taken for
+	 * the old session's, dropped at the next look and made again at the end of the line.
+	 */
+	@Test
+	void aPlaceCreatedThroughTheNewSessionStaysTheWaitersPlace() throws Exception {
+		String name = "kept-place";
+		CuratorFramework curator = this.zk.clients().newCurator(ZooKeeperTestClients.SESSION_TIMEOUT);
+		ZooKeeperLockBackend mine = this.zk.backend(curator, ExclusiveProtocol.LOCK_NODE);
+		DistLock lock = this.zk.registry(mine).getLock(name);
+		DistLock theirs = this.zk.registry(this.zk.backend(ExclusiveProtocol.LOCK_NODE)).getLock(name);
+		DistLock behind = this.zk.registry(this.zk.backend(ExclusiveProtocol.LOCK_NODE)).getLock(name);
+		assertThat(theirs.tryLock()).isTrue();
+		List<String> order = new CopyOnWriteArrayList<>();
+		CountDownLatch mayUnlock = new CountDownLatch(1);
+		AtomicBoolean replaced = new AtomicBoolean();
+		AtomicBoolean joined = new AtomicBoolean();
+		mine.hook = (point, at) -> {
+			if (point.equals("joining") && replaced.compareAndSet(false, true)) {
+				// Until the backend heard that the old session ended: what it drops then is the old session's.
+				this.zk.clients().replaceSessionHeardBy(mine, curator);
+			}
+			else if (point.equals("queued") && joined.compareAndSet(false, true)) {
+				this.zk.threads().submit(() -> takeInTurn(behind, "behind", order, mayUnlock));
+				await().atMost(Duration.ofSeconds(30)).until(() -> this.zk.line(name).size() == 2);
+			}
+		};
+		Future<Boolean> taken = this.zk.threads().submit(() -> takeInTurn(lock, "mine", order, mayUnlock));
+		await().atMost(Duration.ofSeconds(30)).untilTrue(joined);
+		theirs.unlock();
+
+		await().atMost(Duration.ofSeconds(30)).until(() -> !order.isEmpty());
+		assertThat(order).containsExactly("mine");
+		mayUnlock.countDown();
+		assertThat(taken.get(60, TimeUnit.SECONDS)).isTrue();
+		await().atMost(Duration.ofSeconds(30)).until(() -> order.size() == 2);
+	}
+
+	private static boolean takeInTurn(DistLock lock, String who, List<String> order, CountDownLatch mayUnlock)
+			throws InterruptedException {
+		if (!lock.tryLock(Duration.ofSeconds(60))) {
+			return false;
+		}
+		order.add(who);
+		mayUnlock.await(60, TimeUnit.SECONDS);
+		lock.unlock();
+		return true;
 	}
 
 	/**

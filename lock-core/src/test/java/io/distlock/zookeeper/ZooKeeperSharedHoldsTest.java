@@ -9,8 +9,11 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.test.TestingServer;
 import org.apache.zookeeper.KeeperException;
 import org.junit.jupiter.api.AfterAll;
@@ -52,7 +55,7 @@ class ZooKeeperSharedHoldsTest {
 
 	@BeforeAll
 	static void startServer() throws Exception {
-		server = new TestingServer(ZooKeeperTestClients.spec(1), true);
+		server = new TestingServer(ZooKeeperTestClients.standaloneSpec(), true);
 	}
 
 	@AfterAll
@@ -363,6 +366,120 @@ class ZooKeeperSharedHoldsTest {
 		assertThat(this.mine.acquire(request(name, HoldKind.WRITE, "mine:1", "1", QUEUE)).status())
 			.isEqualTo(Acquisition.Status.ACQUIRED);
 		assertThat(line(name, ".rw")).containsExactly(inLine.get(1));
+	}
+
+	/**
+	 * The check after a hold is recorded meets a failure Curator queued in the background, which it
+	 * hands to whoever asks for the session next, once: asked again, it answers, and the hold is kept.
+	 * Before, the hold was forgotten on that one failure.
+	 */
+	@Test
+	void aHoldWhoseSessionReadFailsOnceIsKept() throws Exception {
+		String name = "session-read-fails-once";
+		AtomicInteger failures = failSessionReadsAfterLineRead(name, 1);
+
+		assertThat(this.mine.acquire(request(name, HoldKind.WRITE, "mine:1", "1", Duration.ZERO)).status())
+			.isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(failures).as("the failure was handed out").hasValue(0);
+	}
+
+	/**
+	 * The check after a hold is recorded cannot read the session at all, and forgets the hold, though its
+	 * node is the live session's. A call that may not wait has that node deleted: before, it stayed
+	 * first in line and held the lock for as long as the session lived.
+	 */
+	@Test
+	void aNodeWhoseHoldWasForgottenGoesIfItsCallMayNotWait() throws Exception {
+		String name = "forgotten-no-wait";
+		failSessionReadsAfterLineRead(name, UNREADABLE);
+
+		assertThat(this.mine.acquire(request(name, HoldKind.WRITE, "mine:1", "1", Duration.ZERO)).status())
+			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+
+		await().atMost(Duration.ofSeconds(30)).until(() -> line(name, ".rw").isEmpty());
+		assertThat(this.theirs.acquire(request(name, HoldKind.WRITE, "theirs:1", "1", Duration.ZERO)).status())
+			.isEqualTo(Acquisition.Status.ACQUIRED);
+	}
+
+	/**
+	 * As above, for a call that waits: it keeps its node as its place and holds through it at its next
+	 * look. Before, it queued again at the end of the line, behind a waiter that had come after it.
+	 */
+	@Test
+	void aWaiterWhoseHoldWasForgottenKeepsItsPlace() throws Exception {
+		String name = "forgotten-waiting";
+		assertThat(this.theirs.acquire(request(name, HoldKind.WRITE, "theirs:1", "1", Duration.ZERO)).status())
+			.isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(this.mine.acquire(request(name, HoldKind.WRITE, "mine:1", "1", QUEUE)).status())
+			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		assertThat(this.theirs.acquire(request(name, HoldKind.WRITE, "theirs:2", "1", QUEUE)).status())
+			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		List<String> inLine = line(name, ".rw");
+		assertThat(inLine).hasSize(3);
+		this.theirs.release(release(name, HoldKind.WRITE, "theirs:1"));
+		AtomicInteger failures = failSessionReadsAfterLineRead(name, UNREADABLE);
+
+		assertThat(this.mine.acquire(request(name, HoldKind.WRITE, "mine:1", "1", QUEUE)).status())
+			.as("the hold forgotten")
+			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		assertThat(failures).as("the session could not be read").hasValue(0);
+		assertThat(this.mine.acquire(request(name, HoldKind.WRITE, "mine:1", "1", QUEUE)).status())
+			.isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(line(name, ".rw")).containsExactly(inLine.get(1), inLine.get(2));
+	}
+
+	/**
+	 * The end of a session is handled between a hold's record and its check, while the session cannot
+	 * be read, so every hold counts as lost, this one too, and its node is deleted. (In Curator the end
+	 * reported is the replaced session's; here the handling is called for the live one, which leaves
+	 * the same state.) The check forgets the hold: before, it found the session unchanged and answered
+	 * the lock taken, on a node that was gone, and another client took the lock too.
+	 */
+	@Test
+	void aHoldGivenUpBetweenItsRecordAndItsCheckIsNotTaken() throws Exception {
+		String name = "given-up-before-check";
+		AtomicInteger phase = new AtomicInteger();
+		this.mine.hook = (point, at) -> {
+			if (point.equals("line-read") && at.equals(name)) {
+				phase.compareAndSet(0, 1);
+			}
+			else if (point.equals("session-reading") && phase.compareAndSet(1, 2)) {
+				this.mine.connectionChanged(ConnectionState.LOST);
+				phase.set(3);
+			}
+			else if (point.equals("session-reading") && phase.get() == 2) {
+				throw new IllegalStateException("Curator's queued background failure");
+			}
+		};
+
+		Acquisition taken = this.mine.acquire(request(name, HoldKind.WRITE, "mine:1", "1", Duration.ZERO));
+		assertThat(phase).as("the session's end handled").hasValue(3);
+		assertThat(taken.status()).isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		await().atMost(Duration.ofSeconds(30))
+			.until(() -> this.theirs.acquire(request(name, HoldKind.WRITE, "theirs:1", "1", Duration.ZERO)).status(),
+					status -> status == Acquisition.Status.ACQUIRED);
+	}
+
+	/** Reads of the session that a handle of {@link ZooKeeperConnection} asks for all fail. */
+	private static final int UNREADABLE = 3;
+
+	/**
+	 * The next {@code times} reads of the session, by the thread that read {@code name}'s line, fail.
+	 * @return how many failures are left to hand out
+	 */
+	private AtomicInteger failSessionReadsAfterLineRead(String name, int times) {
+		AtomicInteger left = new AtomicInteger(times);
+		AtomicReference<Thread> reader = new AtomicReference<>();
+		this.mine.hook = (point, at) -> {
+			if (point.equals("line-read") && at.equals(name)) {
+				reader.set(Thread.currentThread());
+			}
+			else if (point.equals("session-reading") && reader.get() == Thread.currentThread()
+					&& left.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+				throw new IllegalStateException("Curator's queued background failure");
+			}
+		};
+		return left;
 	}
 
 }
