@@ -193,14 +193,21 @@ final class ZooKeeperHolds {
 		this.deleteNode.accept(hold);
 	}
 
-	void forget(Held hold) {
+	/**
+	 * Gives the hold up: it is gone from now on, for every deleter of its node.
+	 * @return whether this call gave it up (false: it was gone already, and whoever gave it up deletes its node)
+	 */
+	boolean forget(Held hold) {
+		boolean live;
 		synchronized (hold) {
+			live = !hold.gone;
 			hold.gone = true;
 			if (hold.expiry != null) {
 				hold.expiry.cancel(false);
 			}
 		}
 		remove(hold);
+		return live;
 	}
 
 	/** Runs {@code task} on the lease thread, unless the backend is closed. */

@@ -404,9 +404,9 @@ public final class ZooKeeperLockBackend implements LockBackend {
 					log.warn("The ZooKeeper session at {} is lost (expired, or no connection for the whole session "
 							+ "timeout); {} hold(s) of this client are lost", this.connection.ensemble(), lost.size());
 				}
-				for (Held hold : lost) {
-					this.holds.forget(hold);
-				}
+				// Only the holds this handling gives up are its to delete: one given up meanwhile (at the check after
+				// its record, say) is its giver's, whose caller may hold its node again.
+				List<Held> givenUp = lost.stream().filter(this.holds::forget).toList();
 				this.deletions.sessionLost(kept);
 				this.shared.sessionLost(kept);
 				this.queue.sessionLost(kept);
@@ -418,7 +418,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
 				// A node of an ended session is left to the ensemble (deleteQuietly deletes only the current
 				// session's). A hold counted lost because the session could not be read (kept is -1) may be of
 				// the current session: its node must not outlive it.
-				for (Held hold : lost) {
+				for (Held hold : givenUp) {
 					this.holds.inBackground(() -> this.deletions.deleteQuietly(hold));
 				}
 			}

@@ -92,7 +92,7 @@ final class ZooKeeperSharedHolds {
 	private final Map<AttemptKey, Place> places = new ConcurrentHashMap<>();
 
 	/**
-	 * Nodes (by czxid) of holds {@link #stillCurrent} forgot whose deletion waits for the connection:
+	 * Nodes (by czxid) of holds their {@link #check} did not find current, until they are deleted:
 	 * a later call of the same attempt must not take one for its place, as the deletion would pull it
 	 * from under that call's hold.
 	 */
@@ -384,8 +384,9 @@ final class ZooKeeperSharedHolds {
 			this.places.remove(key);
 			Held hold = this.holds.takeShared(key.name(), key.kind(), key.owner(), parent + "/" + own.name(),
 					place.czxid(), session, request.lease());
-			if (!stillCurrent(hold)) {
-				return forgotten(zk, hold, key, place, request);
+			Check check = check(hold);
+			if (check != Check.CURRENT) {
+				return forgotten(zk, hold, check, key, place, request);
 			}
 			return Acquisition.acquired(tokenOf(hold), request.lease(), hold.attemptId());
 		}
@@ -403,15 +404,18 @@ final class ZooKeeperSharedHolds {
 	}
 
 	/**
-	 * A hold {@link #stillCurrent} forgot. Its node may still be the client's, if the session could not
-	 * be read or the hold was given up meanwhile: a caller that waits keeps it as its place, and holds
+	 * A hold its {@link #check} did not find current. One the check forgot may still have the client's
+	 * node, if the session could not be read: a caller that waits keeps it as its place, and holds
 	 * through it at its next look rather than queueing again at the end (a node deleted meanwhile is
 	 * missed there, and the caller queues again); one that may not wait has it deleted, as no
 	 * leaveQueue follows, and the node would otherwise hold the lock for as long as the session lives.
+	 * One given up before the check has its node deleted by whoever gave it up: the caller never holds
+	 * through that node again, and makes sure it goes.
 	 * @param zk the handle of the hold's session
 	 */
-	private Acquisition forgotten(ZooKeeper zk, Held hold, AttemptKey key, Place place, AcquireRequest request) {
-		if (request.queueFor().toMillis() > 0) {
+	private Acquisition forgotten(ZooKeeper zk, Held hold, Check check, AttemptKey key, Place place,
+			AcquireRequest request) {
+		if (check == Check.FORGOTTEN && request.queueFor().toMillis() > 0) {
 			this.places.put(key, place);
 		}
 		else {
@@ -442,7 +446,8 @@ final class ZooKeeperSharedHolds {
 		}
 		this.deletions.removeLater(() -> {
 			try {
-				return removeForgotten(this.connection.zooKeeper(), hold);
+				ZooKeeper current = this.connection.zooKeeperOrNull();
+				return current != null && removeForgotten(current, hold);
 			}
 			catch (KeeperException.SessionExpiredException gone) {
 				this.forgottenNodes.remove(hold.czxid);
@@ -595,9 +600,11 @@ final class ZooKeeperSharedHolds {
 		}
 		Held hold = this.holds.takeShared(key.name(), HoldKind.READ, key.owner(), path, stat.getCzxid(), write.session,
 				request.lease());
-		if (!stillCurrent(hold)) {
-			// A caller that waits makes the same node again, or finds it made, at its next call.
-			if (request.queueFor().toMillis() <= 0) {
+		Check check = check(hold);
+		if (check != Check.CURRENT) {
+			// A caller that waits makes the same node again, or finds it made, at its next call, unless it is
+			// being deleted.
+			if (check == Check.GIVEN_UP || request.queueFor().toMillis() <= 0) {
 				deleteForgotten(this.connection.zooKeeperOrNull(), hold);
 			}
 			return Acquisition.heldByOther(LATE_LOOK_RETRY);
@@ -605,20 +612,31 @@ final class ZooKeeperSharedHolds {
 		return Acquisition.acquired(Acquisition.TOKEN_ON_REQUEST, request.lease(), hold.attemptId());
 	}
 
+	/** What the check after a hold's record found. */
+	private enum Check {
+
+		/** The hold stands. */
+		CURRENT,
+
+		/** The check gave the hold up: its node, if still there, is the caller's to keep or delete. */
+		FORGOTTEN,
+
+		/** Given up before the check (the handling of a session's end, say), whose giver deletes the node. */
+		GIVEN_UP
+
+	}
+
 	/**
 	 * Checked once the hold is recorded: Curator may have given the node's session up (and the end of
 	 * the session been reported, without this hold) and opened another while the node still stands on
-	 * the server until the old session expires there. Such a hold is forgotten, as is one that the
-	 * handling of a session's end gave up meanwhile (it deleted the node); a session lost after this
-	 * check finds the hold recorded and reports it.
-	 * @return whether the hold's session is still the client's
+	 * the server until the old session expires there. Such a hold is forgotten; one given up meanwhile
+	 * stays gone. A session lost after this check finds the hold recorded and reports it.
 	 */
-	private boolean stillCurrent(Held hold) {
+	private Check check(Held hold) {
 		if (this.connection.sessionIdOrNone() == hold.session && !hold.gone) {
-			return true;
+			return Check.CURRENT;
 		}
-		this.holds.forget(hold);
-		return false;
+		return this.holds.forget(hold) ? Check.FORGOTTEN : Check.GIVEN_UP;
 	}
 
 	private Acquisition reenter(AcquireRequest request) throws Exception {

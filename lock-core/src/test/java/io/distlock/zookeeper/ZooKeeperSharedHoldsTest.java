@@ -8,6 +8,8 @@ import static org.awaitility.Awaitility.await;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -458,6 +460,99 @@ class ZooKeeperSharedHoldsTest {
 		await().atMost(Duration.ofSeconds(30))
 			.until(() -> this.theirs.acquire(request(name, HoldKind.WRITE, "theirs:1", "1", Duration.ZERO)).status(),
 					status -> status == Acquisition.Status.ACQUIRED);
+	}
+
+	/**
+	 * As above, for a call that waits, with the deletion of the given-up hold's node held back: the
+	 * waiter never holds through that node again. Before, it kept the node as its place and held
+	 * through it at its next look, and the deletion then pulled the node from under its hold: another
+	 * client took the lock too.
+	 */
+	@Test
+	void aWaiterWhoseHoldWasGivenUpBeforeItsCheckDoesNotHoldThroughItsNode() throws Exception {
+		String name = "given-up-waiting";
+		Thread caller = Thread.currentThread();
+		CountDownLatch deletionMayGo = new CountDownLatch(1);
+		AtomicInteger phase = new AtomicInteger();
+		this.mine.hook = (point, at) -> {
+			if (point.equals("line-read") && at.equals(name)) {
+				phase.compareAndSet(0, 1);
+			}
+			else if (point.equals("session-reading") && phase.compareAndSet(1, 2)) {
+				this.mine.connectionChanged(ConnectionState.LOST);
+				phase.set(3);
+			}
+			else if (point.equals("session-reading") && phase.get() == 2) {
+				throw new IllegalStateException("Curator's queued background failure");
+			}
+			else if (point.equals("delete-checked") && Thread.currentThread() != caller && phase.get() == 3) {
+				deletionMayGo.await(30, TimeUnit.SECONDS);
+			}
+		};
+		assertThat(this.mine.acquire(request(name, HoldKind.WRITE, "mine:1", "1", QUEUE)).status())
+			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		assertThat(phase).as("the session's end handled").hasValue(3);
+
+		Acquisition next = this.mine.acquire(request(name, HoldKind.WRITE, "mine:1", "1", QUEUE));
+		deletionMayGo.countDown();
+		this.mine.awaitBackgroundTasks();
+		await().atMost(Duration.ofSeconds(30))
+			.until(() -> next.status() == Acquisition.Status.ACQUIRED || this.mine
+				.acquire(request(name, HoldKind.WRITE, "mine:1", "1", QUEUE))
+				.status() == Acquisition.Status.ACQUIRED);
+		assertThat(this.theirs.acquire(request(name, HoldKind.WRITE, "theirs:1", "1", Duration.ZERO)).status())
+			.as("while this client holds")
+			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+	}
+
+	/**
+	 * The end of a session is handled while a waiter's check forgets its hold, the session unreadable to
+	 * both; the waiter keeps the node as its place and holds through it again before the handling, which
+	 * listed the holds before the check, goes on. That handling must not delete the node: the hold it
+	 * listed was given up by the check, and the node is the new hold's (which it did not list). Before,
+	 * it deleted the node, and another client took the lock too.
+	 */
+	@Test
+	void theEndOfASessionDoesNotDeleteTheNodeOfAHoldGivenUpByItsCheck() throws Exception {
+		String name = "forgotten-then-listed";
+		Thread caller = Thread.currentThread();
+		Thread handling = new Thread(() -> this.mine.connectionChanged(ConnectionState.LOST));
+		CountDownLatch listed = new CountDownLatch(1);
+		CountDownLatch handlingMayGoOn = new CountDownLatch(1);
+		AtomicInteger callerFailures = new AtomicInteger(UNREADABLE);
+		AtomicBoolean lineRead = new AtomicBoolean();
+		this.mine.hook = (point, at) -> {
+			if (point.equals("line-read") && at.equals(name)) {
+				lineRead.set(true);
+			}
+			else if (point.equals("session-reading") && Thread.currentThread() == handling) {
+				// The handling listed the holds, and now reads the live session, which fails.
+				listed.countDown();
+				handlingMayGoOn.await(30, TimeUnit.SECONDS);
+				throw new IllegalStateException("Curator's queued background failure");
+			}
+			else if (point.equals("session-reading") && Thread.currentThread() == caller && lineRead.get()) {
+				if (handling.getState() == Thread.State.NEW) {
+					handling.start();
+					assertThat(listed.await(30, TimeUnit.SECONDS)).isTrue();
+				}
+				if (callerFailures.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+					throw new IllegalStateException("Curator's queued background failure");
+				}
+			}
+		};
+		assertThat(this.mine.acquire(request(name, HoldKind.WRITE, "mine:1", "1", QUEUE)).status())
+			.as("the hold forgotten by its check")
+			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
+		assertThat(this.mine.acquire(request(name, HoldKind.WRITE, "mine:1", "1", QUEUE)).status())
+			.isEqualTo(Acquisition.Status.ACQUIRED);
+
+		handlingMayGoOn.countDown();
+		handling.join(30_000);
+		this.mine.awaitBackgroundTasks();
+		assertThat(this.theirs.acquire(request(name, HoldKind.WRITE, "theirs:1", "1", Duration.ZERO)).status())
+			.as("while this client holds")
+			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
 	}
 
 	/** Reads of the session that a handle of {@link ZooKeeperConnection} asks for all fail. */
