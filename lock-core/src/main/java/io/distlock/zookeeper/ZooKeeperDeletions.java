@@ -359,13 +359,18 @@ final class ZooKeeperDeletions {
 
 	/**
 	 * Drops the holds whose deletion was to be retried but those of session {@code kept}: an ended
-	 * session's nodes are left to the ensemble, which deletes them with the session. Leftovers and
-	 * removals stay: each deletes only a node of the session current when it runs, or a place whose
-	 * name no later node has, so they run as before, and a lock call that started over on the current
-	 * session may have left one.
+	 * session's nodes are left to the ensemble, which deletes them with the session. With no session
+	 * known to be live ({@code kept} is -1: the handle could not be read, or has no session yet), every
+	 * one stays: the session may be the live one after all, and the next reconnection deletes the
+	 * nodes of the session current then and drops the rest (before, a node whose deletion had failed
+	 * stayed for the life of a session that went on). Leftovers and removals stay: each deletes only a
+	 * node of the session current when it runs, or a place whose name no later node has, so they run
+	 * as before, and a lock call that started over on the current session may have left one.
 	 */
 	void sessionLost(long kept) {
-		this.undeleted.removeIf(hold -> hold.session != kept);
+		if (kept != -1) {
+			this.undeleted.removeIf(hold -> hold.session != kept);
+		}
 	}
 
 	/** Tries again what could not be deleted while the connection was down. */

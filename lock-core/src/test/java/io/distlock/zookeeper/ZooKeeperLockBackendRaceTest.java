@@ -194,6 +194,40 @@ class ZooKeeperLockBackendRaceTest {
 			.isEqualTo(Acquisition.Status.ACQUIRED);
 	}
 
+	/**
+	 * Defect: a hold whose lease ran out while its node could not be deleted waits for the next
+	 * reconnection to delete it; the end of a session handled meanwhile while the session could not
+	 * be read dropped that retry, and the node stayed, held by nobody, for as long as the session went
+	 * on. (In Curator the end reported is a replaced session's; here the handling is called while the
+	 * session goes on, as it does for a hold taken on the new one.)
+	 */
+	@Test
+	void aNodeWhoseDeletionFailedIsDeletedAfterTheEndOfASessionThatCouldNotBeRead() throws Exception {
+		CountDownLatch deletionFailed = new CountDownLatch(1);
+		AtomicBoolean unreadable = new AtomicBoolean();
+		this.mine.hook = (point, name) -> {
+			if (point.equals("delete-reading") && deletionFailed.getCount() > 0) {
+				deletionFailed.countDown();
+				throw new KeeperException.ConnectionLossException();
+			}
+			else if (point.equals("session-reading") && unreadable.get()) {
+				throw new IllegalStateException("Curator's queued background failure");
+			}
+		};
+		assertThat(this.mine.acquire(AcquireRequest.of("u", "owner-1", 0, Duration.ofMillis(300))).status())
+			.isEqualTo(Acquisition.Status.ACQUIRED);
+		assertThat(deletionFailed.await(30, TimeUnit.SECONDS)).as("the expired hold's deletion failed").isTrue();
+		this.mine.awaitBackgroundTasks();
+		unreadable.set(true);
+		this.mine.connectionChanged(ConnectionState.LOST);
+		unreadable.set(false);
+
+		this.mine.connectionChanged(ConnectionState.RECONNECTED);
+		await().atMost(Duration.ofSeconds(30)).until(() -> node("u") == null);
+		assertThat(this.theirs.acquire(AcquireRequest.of("u", "owner-2", 0, LONG)).status())
+			.isEqualTo(Acquisition.Status.ACQUIRED);
+	}
+
 	/** Defect: a re-entry extended a hold lost after its check and answered ACQUIRED on a deleted node. */
 	@Test
 	void aHoldLostBetweenTheReentrysCheckAndItsExtensionIsReportedLost() throws Exception {
