@@ -11,7 +11,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.state.ConnectionState;
@@ -172,22 +171,12 @@ class ZooKeeperLockBackendRaceTest {
 	 */
 	@Test
 	void aHoldGivenUpBetweenItsRecordAndItsCheckIsNotTaken() throws Exception {
-		AtomicInteger phase = new AtomicInteger();
-		this.mine.hook = (point, name) -> {
-			if (point.equals("answer-checked")) {
-				phase.compareAndSet(0, 1);
-			}
-			else if (point.equals("session-reading") && phase.compareAndSet(1, 2)) {
-				this.mine.connectionChanged(ConnectionState.LOST);
-				phase.set(3);
-			}
-			else if (point.equals("session-reading") && phase.get() == 2) {
-				throw new IllegalStateException("Curator's queued background failure");
-			}
-		};
+		AtomicBoolean handled = ZooKeeperTestClients.handleSessionEndUnreadableAt(this.mine, "answer-checked", "g",
+				(point, name) -> {
+				});
 		Acquisition acquisition = this.mine.acquire(AcquireRequest.of("g", "owner-1", 0, LONG));
 
-		assertThat(phase).as("the session's end handled").hasValue(3);
+		assertThat(handled).as("the session's end handled").isTrue();
 		assertThat(acquisition.status()).isEqualTo(Acquisition.Status.HELD_BY_OTHER);
 		await().atMost(Duration.ofSeconds(30)).until(() -> node("g") == null);
 		assertThat(this.theirs.acquire(AcquireRequest.of("g", "owner-2", 0, LONG)).status())

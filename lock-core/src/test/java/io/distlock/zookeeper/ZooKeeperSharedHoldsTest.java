@@ -440,22 +440,12 @@ class ZooKeeperSharedHoldsTest {
 	@Test
 	void aHoldGivenUpBetweenItsRecordAndItsCheckIsNotTaken() throws Exception {
 		String name = "given-up-before-check";
-		AtomicInteger phase = new AtomicInteger();
-		this.mine.hook = (point, at) -> {
-			if (point.equals("line-read") && at.equals(name)) {
-				phase.compareAndSet(0, 1);
-			}
-			else if (point.equals("session-reading") && phase.compareAndSet(1, 2)) {
-				this.mine.connectionChanged(ConnectionState.LOST);
-				phase.set(3);
-			}
-			else if (point.equals("session-reading") && phase.get() == 2) {
-				throw new IllegalStateException("Curator's queued background failure");
-			}
-		};
+		AtomicBoolean handled = ZooKeeperTestClients.handleSessionEndUnreadableAt(this.mine, "line-read", name,
+				(point, at) -> {
+				});
 
 		Acquisition taken = this.mine.acquire(request(name, HoldKind.WRITE, "mine:1", "1", Duration.ZERO));
-		assertThat(phase).as("the session's end handled").hasValue(3);
+		assertThat(handled).as("the session's end handled").isTrue();
 		assertThat(taken.status()).isEqualTo(Acquisition.Status.HELD_BY_OTHER);
 		await().atMost(Duration.ofSeconds(30))
 			.until(() -> this.theirs.acquire(request(name, HoldKind.WRITE, "theirs:1", "1", Duration.ZERO)).status(),
@@ -473,25 +463,15 @@ class ZooKeeperSharedHoldsTest {
 		String name = "given-up-waiting";
 		Thread caller = Thread.currentThread();
 		CountDownLatch deletionMayGo = new CountDownLatch(1);
-		AtomicInteger phase = new AtomicInteger();
-		this.mine.hook = (point, at) -> {
-			if (point.equals("line-read") && at.equals(name)) {
-				phase.compareAndSet(0, 1);
-			}
-			else if (point.equals("session-reading") && phase.compareAndSet(1, 2)) {
-				this.mine.connectionChanged(ConnectionState.LOST);
-				phase.set(3);
-			}
-			else if (point.equals("session-reading") && phase.get() == 2) {
-				throw new IllegalStateException("Curator's queued background failure");
-			}
-			else if (point.equals("delete-checked") && Thread.currentThread() != caller && phase.get() == 3) {
+		AtomicBoolean handled = ZooKeeperTestClients.handleSessionEndUnreadableAt(this.mine, "line-read", name, (point, at) -> {
+			if (point.equals("delete-checked") && Thread.currentThread() != caller) {
+				// The handling's deletion of the given-up hold's node, on the lease thread.
 				deletionMayGo.await(30, TimeUnit.SECONDS);
 			}
-		};
+		});
 		assertThat(this.mine.acquire(request(name, HoldKind.WRITE, "mine:1", "1", QUEUE)).status())
 			.isEqualTo(Acquisition.Status.HELD_BY_OTHER);
-		assertThat(phase).as("the session's end handled").hasValue(3);
+		assertThat(handled).as("the session's end handled").isTrue();
 
 		Acquisition next = this.mine.acquire(request(name, HoldKind.WRITE, "mine:1", "1", QUEUE));
 		deletionMayGo.countDown();

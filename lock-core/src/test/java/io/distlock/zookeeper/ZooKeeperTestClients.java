@@ -7,9 +7,11 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.RetryUntilElapsed;
 import org.apache.curator.test.InstanceSpec;
 import java.util.concurrent.CountDownLatch;
@@ -255,6 +257,36 @@ final class ZooKeeperTestClients implements AutoCloseable {
 		if (!heard.await(30, TimeUnit.SECONDS)) {
 			throw new IllegalStateException("The backend did not hear that the session ended");
 		}
+	}
+
+	/**
+	 * Makes {@code backend} handle the end of a session at the first read of the session after it
+	 * reaches {@code point} for lock {@code name}, while no session can be read, so that it gives every
+	 * hold up. (In Curator the session reported ended is a replaced one; the handling leaves the same
+	 * state for the live one when it cannot read which session is live.) Other points go to {@code others}.
+	 * @return set once the handling is done
+	 */
+	static AtomicBoolean handleSessionEndUnreadableAt(ZooKeeperLockBackend backend, String point, String name,
+			ZooKeeperLockBackend.Hook others) {
+		AtomicInteger phase = new AtomicInteger();
+		AtomicBoolean handled = new AtomicBoolean();
+		backend.hook = (at, lock) -> {
+			if (at.equals(point) && lock.equals(name)) {
+				phase.compareAndSet(0, 1);
+			}
+			else if (at.equals("session-reading") && phase.compareAndSet(1, 2)) {
+				backend.connectionChanged(ConnectionState.LOST);
+				phase.set(3);
+				handled.set(true);
+			}
+			else if (at.equals("session-reading") && phase.get() == 2) {
+				throw new IllegalStateException("Curator's queued background failure");
+			}
+			else {
+				others.at(at, lock);
+			}
+		};
+		return handled;
 	}
 
 	private static long sessionOf(CuratorFramework curator) {
