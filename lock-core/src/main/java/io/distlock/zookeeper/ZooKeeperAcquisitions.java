@@ -12,6 +12,7 @@ import org.apache.zookeeper.data.Stat;
 
 import io.distlock.core.LockBackend.Acquisition;
 import io.distlock.zookeeper.ZooKeeperDeletions.Deleted;
+import io.distlock.zookeeper.ZooKeeperHolds.Check;
 import io.distlock.zookeeper.ZooKeeperHolds.Held;
 import io.distlock.zookeeper.ZooKeeperLockBackend.ZooKeeperCallException;
 
@@ -262,20 +263,16 @@ final class ZooKeeperAcquisitions {
 	}
 
 	/**
-	 * Records the hold, then checks that its session is still the client's: the session may have ended
-	 * (and its end been reported, without this hold) between the answer's check and the record, and
-	 * its node goes with it. Such a hold is forgotten, as ZooKeeperSharedHolds' are; a session lost
-	 * after this check finds the hold recorded and reports it, and one that the handling of a session's
-	 * end gave up meanwhile is forgotten too. A hold forgotten because the session
-	 * could not be read (Curator hands a queued background failure to whoever asks next) may be of a
-	 * live session: its node is deleted as a create's leftover would be, if it is that session's.
+	 * Records the hold, then checks it ({@link ZooKeeperHolds#checkRecorded}): the session may have
+	 * ended (and its end been reported, without this hold) between the answer's check and the record,
+	 * and its node goes with it. A hold the check does not find current may still have a live session's
+	 * node (the session could not be read): that node is deleted as a create's leftover would be, if it
+	 * is that session's (a later create has a nonce of its own).
 	 */
 	private Acquisition held(String name, String owner, String path, Stat stat, Duration lease, String nonce) {
 		this.connection.hookQuietly("answer-checked", name);
 		Held hold = this.holds.take(name, owner, path, stat, lease);
-		if (this.connection.sessionIdOrNone() != hold.session || hold.gone) {
-			// Given up meanwhile by the handling of a session's end, which deleted its node.
-			this.holds.forget(hold);
+		if (this.holds.checkRecorded(hold) != Check.CURRENT) {
 			this.deletions.leftover(path, owner, nonce::equals);
 			return Acquisition.heldByOther(STALE_NODE_RETRY);
 		}

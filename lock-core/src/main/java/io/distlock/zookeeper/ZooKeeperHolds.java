@@ -193,6 +193,35 @@ final class ZooKeeperHolds {
 		this.deleteNode.accept(hold);
 	}
 
+	/** What the check after a hold's record found. */
+	enum Check {
+
+		/** The hold stands. */
+		CURRENT,
+
+		/** The check gave the hold up: its node, if still there, is the caller's to keep or delete. */
+		FORGOTTEN,
+
+		/** Given up before the check (the handling of a session's end, say), whose giver deletes the node. */
+		GIVEN_UP
+
+	}
+
+	/**
+	 * Checked once a hold is recorded: Curator may have given the node's session up (and the end of
+	 * the session been reported, without this hold) and opened another while the node still stands on
+	 * the server until the old session expires there; or the session could not be read (Curator hands a
+	 * failure queued in the background to whoever asks next); or the handling of a session's end gave
+	 * the hold up meanwhile. Such a hold is forgotten. A session lost after this check finds the hold
+	 * recorded and reports it.
+	 */
+	Check checkRecorded(Held hold) {
+		if (this.connection.sessionIdOrNone() == hold.session && !hold.gone) {
+			return Check.CURRENT;
+		}
+		return forget(hold) ? Check.FORGOTTEN : Check.GIVEN_UP;
+	}
+
 	/**
 	 * Gives the hold up: it is gone from now on, for every deleter of its node.
 	 * @return whether this call gave it up (false: it was gone already, and whoever gave it up deletes its node)

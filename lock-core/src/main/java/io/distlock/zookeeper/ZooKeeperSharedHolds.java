@@ -25,6 +25,7 @@ import io.distlock.core.LockBackend.Release;
 import io.distlock.core.ReleaseRequest;
 import io.distlock.zookeeper.ZooKeeperDeletions.Deleted;
 import io.distlock.zookeeper.ZooKeeperDeletions.Removal;
+import io.distlock.zookeeper.ZooKeeperHolds.Check;
 import io.distlock.zookeeper.ZooKeeperHolds.Held;
 
 /**
@@ -92,7 +93,8 @@ final class ZooKeeperSharedHolds {
 	private final Map<AttemptKey, Place> places = new ConcurrentHashMap<>();
 
 	/**
-	 * Nodes (by czxid) of holds their {@link #check} did not find current, until they are deleted:
+	 * Nodes (by czxid) of holds whose check ({@link ZooKeeperHolds#checkRecorded}) did not find them
+	 * current, until they are deleted:
 	 * a later call of the same attempt must not take one for its place, as the deletion would pull it
 	 * from under that call's hold.
 	 */
@@ -384,7 +386,7 @@ final class ZooKeeperSharedHolds {
 			this.places.remove(key);
 			Held hold = this.holds.takeShared(key.name(), key.kind(), key.owner(), parent + "/" + own.name(),
 					place.czxid(), session, request.lease());
-			Check check = check(hold);
+			Check check = this.holds.checkRecorded(hold);
 			if (check != Check.CURRENT) {
 				return forgotten(zk, hold, check, key, place, request);
 			}
@@ -404,7 +406,7 @@ final class ZooKeeperSharedHolds {
 	}
 
 	/**
-	 * A hold its {@link #check} did not find current. One the check forgot may still have the client's
+	 * A hold its check ({@link ZooKeeperHolds#checkRecorded}) did not find current. One the check forgot may still have the client's
 	 * node, if the session could not be read: a caller that waits keeps it as its place, and holds
 	 * through it at its next look rather than queueing again at the end (a node deleted meanwhile is
 	 * missed there, and the caller queues again); one that may not wait has it deleted, as no
@@ -600,7 +602,7 @@ final class ZooKeeperSharedHolds {
 		}
 		Held hold = this.holds.takeShared(key.name(), HoldKind.READ, key.owner(), path, stat.getCzxid(), write.session,
 				request.lease());
-		Check check = check(hold);
+		Check check = this.holds.checkRecorded(hold);
 		if (check != Check.CURRENT) {
 			// A caller that waits makes the same node again, or finds it made, at its next call, unless it is
 			// being deleted.
@@ -610,33 +612,6 @@ final class ZooKeeperSharedHolds {
 			return Acquisition.heldByOther(LATE_LOOK_RETRY);
 		}
 		return Acquisition.acquired(Acquisition.TOKEN_ON_REQUEST, request.lease(), hold.attemptId());
-	}
-
-	/** What the check after a hold's record found. */
-	private enum Check {
-
-		/** The hold stands. */
-		CURRENT,
-
-		/** The check gave the hold up: its node, if still there, is the caller's to keep or delete. */
-		FORGOTTEN,
-
-		/** Given up before the check (the handling of a session's end, say), whose giver deletes the node. */
-		GIVEN_UP
-
-	}
-
-	/**
-	 * Checked once the hold is recorded: Curator may have given the node's session up (and the end of
-	 * the session been reported, without this hold) and opened another while the node still stands on
-	 * the server until the old session expires there. Such a hold is forgotten; one given up meanwhile
-	 * stays gone. A session lost after this check finds the hold recorded and reports it.
-	 */
-	private Check check(Held hold) {
-		if (this.connection.sessionIdOrNone() == hold.session && !hold.gone) {
-			return Check.CURRENT;
-		}
-		return this.holds.forget(hold) ? Check.FORGOTTEN : Check.GIVEN_UP;
 	}
 
 	private Acquisition reenter(AcquireRequest request) throws Exception {
